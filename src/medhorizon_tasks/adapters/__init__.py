@@ -1,0 +1,1 @@
+"""Thin glue between the framework-free benchmarks and evaluation frameworks."""

@@ -1,0 +1,1 @@
+"""lmms-eval adapter: task hooks (medhorizon.py) and probe models (models.py)."""

@@ -1,0 +1,89 @@
+"""The pipeline probe models, registered through lmms-eval's ``lmms_eval.models`` entry point.
+
+``--model medhorizon_random`` and ``--model medhorizon_needle``; their logic is
+in :mod:`medhorizon_tasks.probes`. Model args: ``seed`` (int, default 0) and
+``record_path`` (optional JSONL file; each request appends what the model
+received: task, doc id, number of images and the SHA-256 of each image's
+pixels — the test that the model sees exactly the planned frames reads it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from lmms_eval.api.model import lmms
+from lmms_eval.models.registry_v2 import ModelManifest
+from tqdm import tqdm
+
+from ... import probes
+
+
+def manifests() -> list[ModelManifest]:
+    base = "medhorizon_tasks.adapters.lmms_eval.models"
+    return [
+        ModelManifest("medhorizon_random", simple_class_path=f"{base}.RandomProbe"),
+        ModelManifest("medhorizon_needle", simple_class_path=f"{base}.NeedleProbe"),
+    ]
+
+
+def image_digest(img) -> str:
+    """SHA-256 of an image's RGB pixels and size (what the model actually sees)."""
+    import numpy as np
+
+    arr = np.asarray(img.convert("RGB") if hasattr(img, "convert") else img, dtype=np.uint8)
+    return hashlib.sha256(repr(arr.shape).encode() + arr.tobytes()).hexdigest()
+
+
+class _Probe(lmms):
+    def __init__(self, seed: int | str = 0, record_path: str = "", **kwargs) -> None:
+        super().__init__()
+        self.seed = int(seed)
+        self.record_path = str(record_path or "")
+
+    @property
+    def device(self):
+        import torch
+
+        return torch.device("cpu")
+
+    def answer(self, images: list, prompt: str) -> str:
+        raise NotImplementedError
+
+    def generate_until(self, requests) -> list[str]:
+        out = []
+        for req in tqdm(requests, disable=self.rank != 0, desc=f"{type(self).__name__}"):
+            context, gen_kwargs, doc_to_visual, doc_id, task, split = req.args[:6]
+            visuals = doc_to_visual(self.task_dict[task][split][doc_id]) if doc_to_visual else []
+            visuals = [v for v in (visuals or []) if v is not None]
+            text = self.answer(visuals, context)
+            if self.record_path:
+                with open(self.record_path, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"task": task, "doc_id": doc_id, "rank": self.rank,
+                                         "n_images": len(visuals), "prompt": context,
+                                         "images": [image_digest(v) for v in visuals]}) + "\n")
+            out.append(text)
+            self.cache_hook.add_partial("generate_until", (context, gen_kwargs), text)
+        return out
+
+    def generate_until_multi_round(self, requests) -> list[str]:
+        return self.generate_until(requests)
+
+    def loglikelihood(self, requests):
+        raise NotImplementedError(f"{type(self).__name__} answers generation tasks only")
+
+
+class RandomProbe(_Probe):
+    """A seeded uniform guess among the prompt's options; ignores the frames."""
+
+    def answer(self, images, prompt):
+        return probes.random_answer(prompt, self.seed)
+
+
+class NeedleProbe(_Probe):
+    """Reads the synthetic benchmark's visual code from the frames it is given (a pipeline probe)."""
+
+    def answer(self, images, prompt):
+        return probes.needle_answer(images, prompt, self.seed)
+
+

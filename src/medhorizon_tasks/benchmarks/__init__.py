@@ -1,0 +1,1 @@
+"""Benchmarks: item schema + prompt builder + scorer + report, framework-free."""

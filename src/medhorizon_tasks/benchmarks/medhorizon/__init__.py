@@ -1,0 +1,1 @@
+"""MedHorizon: full-procedure clinical video MCQ (taxonomy, release loader, protocol, scoring)."""

@@ -1,0 +1,141 @@
+"""MedHorizon's evaluation protocol: which frames a model sees, and the prompt.
+
+Modes (paper sections 4.1 and 4.3, appendix 8):
+
+- ``visual``: frames admitted by the 1 FPS + cap rule (:class:`~medhorizon_tasks.sampling.FpsCap`)
+  over the whole video, or a fixed uniform budget (``frames=N``);
+- ``text``: the identical question and options, no frames (the "Text" / blind row);
+- ``oracle``: the item's evidence frames (the "GT-images" row);
+- ``random``: no model at all, a seeded uniform guess (the "Random" row), see
+  :func:`random_guess`.
+
+How frames reach a model: the frames themselves, decoded by this library in
+chronological order, with their timestamps written into the prompt. A model
+therefore sees exactly the planned frames whatever its own sampler would do.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ...errors import VideoError
+from ...paths import resolve_video_path
+from ...sampling import FpsCap, FramePlan, Oracle, Uniform, VideoMeta, plan_frames
+from ...video import VideoIndex, decode_plan, index_video
+from .release import LETTERS, Item
+
+MODES = ("visual", "text", "oracle", "random")
+INSTRUCTION = "Answer with only the letter (A, B, C, or D) of the correct option."
+DEFAULT_FPS = 1.0
+DEFAULT_CAP = 64           # the paper's fixed-frame budget for most open models
+DEFAULT_MAX_SIDE = 448     # frames are shrunk so the longer side is at most this (0 = native)
+
+
+@dataclass(frozen=True)
+class FrameSetting:
+    """How frames are admitted for one run. ``frames`` (a fixed uniform budget) overrides fps/cap."""
+
+    mode: str = "visual"
+    fps: float = DEFAULT_FPS
+    cap: int = DEFAULT_CAP
+    frames: int | None = None
+    max_side: int | None = DEFAULT_MAX_SIDE
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise ValueError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}")
+
+    @classmethod
+    def from_kwargs(cls, kwargs: dict | None) -> "FrameSetting":
+        kw = dict(kwargs or {})
+        frames = kw.get("frames")
+        max_side = kw.get("max_side", DEFAULT_MAX_SIDE)
+        return cls(mode=str(kw.get("mode", "visual")), fps=float(kw.get("fps", DEFAULT_FPS)),
+                   cap=int(kw.get("cap", DEFAULT_CAP)), frames=int(frames) if frames else None,
+                   max_side=int(max_side) if max_side else None)
+
+    def policy(self, item: Item):
+        if self.mode == "oracle":
+            return Oracle(item.evidence_windows, fps=self.fps, fallback_cap=self.cap)
+        if self.frames:
+            return Uniform(self.frames)
+        return FpsCap(self.fps, self.cap)
+
+    @property
+    def shows_frames(self) -> bool:
+        return self.mode in ("visual", "oracle")
+
+
+def video_file(item: Item, video_root: str | os.PathLike) -> Path:
+    return resolve_video_path(video_root, item.video_path, uid=item.uid)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_index(path: str, size: int, mtime_ns: int) -> VideoIndex:
+    return index_video(path)
+
+
+def video_index(path: Path, uid: str | None = None) -> VideoIndex:
+    """The packet index of a video, cached per process while the file is unchanged."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise VideoError("video file not found", path=str(path), uid=uid) from None
+    try:
+        return _cached_index(str(path), st.st_size, st.st_mtime_ns)
+    except VideoError as exc:
+        raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
+
+
+def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None) -> FramePlan | None:
+    """The frame plan of an item; built on the real frame times when the video is indexed."""
+    if not setting.shows_frames:
+        return None
+    meta = index.meta() if index is not None else VideoMeta(item.num_frames, item.fps)
+    return plan_frames(meta, setting.policy(item))
+
+
+def load_frames(item: Item, setting: FrameSetting, video_root: str | os.PathLike) -> tuple[FramePlan, np.ndarray]:
+    """Plan and decode an item's frames. Raises VideoError naming the item and path on any video problem."""
+    path = video_file(item, video_root)
+    index = video_index(path, item.uid)
+    if index.num_frames < item.num_frames * 0.99:
+        raise VideoError(f"video is truncated: the data says {item.num_frames} frames, the file has "
+                         f"{index.num_frames}", path=str(path), uid=item.uid)
+    plan = plan_for(item, setting, index)
+    frames = decode_plan(path, plan, max_side=setting.max_side, uid=item.uid, index=index)
+    return plan, frames
+
+
+def _clock(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def build_prompt(item: Item, plan: FramePlan | None = None) -> str:
+    """The question prompt. Text mode (``plan=None``) gets the identical question, options and instruction."""
+    lines = []
+    if plan is not None:
+        stamps = ", ".join(f"{t:.1f}" for t in plan.timestamps)
+        lines.append(
+            f"These are {len(plan)} frames from a {_clock(item.duration_s)} clinical video, "
+            f"in chronological order, sampled over the whole video. "
+            f"Frame timestamps in seconds: {stamps}.")
+        lines.append("")
+    lines.append(f"Question: {item.question}")
+    lines.append("Options:")
+    lines.extend(f"{L}. {opt}" for L, opt in zip(LETTERS, item.options))
+    lines.append(INSTRUCTION)
+    return "\n".join(lines)
+
+
+def random_guess(uid: str, seed: int = 0, n_options: int = 4) -> str:
+    """A seeded uniform guess for one item, the same in every process and on every machine."""
+    digest = hashlib.sha256(f"{seed}:{uid}".encode()).digest()
+    return chr(ord("A") + int.from_bytes(digest[:8], "big") % n_options)

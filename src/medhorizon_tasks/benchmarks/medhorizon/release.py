@@ -1,0 +1,413 @@
+"""Reading and validating the MedHorizon release.
+
+The release is JSON Lines, one record per VIDEO with its questions nested
+under ``qa`` (see the dataset card in ``hf_dataset_card/``). This module
+flattens it to one :class:`Item` per question and checks every field; all
+problems are collected and reported together, each naming the uid (or the
+line, when there is no usable uid) and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ...errors import DataError
+from ...jsonl import iter_jsonl
+from .taxonomy import FINE_GRAINED, SEMANTIC_REASONING, resolve_task
+
+__all__ = ["Item", "load_release", "flatten_record", "FEATURES", "items_to_dataset", "LETTERS", "DATA_ENV"]
+
+LETTERS = ("A", "B", "C", "D")
+DATA_ENV = "MEDHORIZON_DATA"
+SUPPORT_KINDS = ("local", "proxy", "global")
+_SUPPORT_ALIASES = {
+    "local": "local", "exact": "local", "localized": "local", "localised": "local", "window": "local",
+    "onset": "local", "direct": "local",
+    "proxy": "proxy", "lesion_union": "proxy", "lesion-union": "proxy", "union": "proxy",
+    "global": "global", "full": "global", "full_study": "global", "study": "global", "exam": "global",
+    "procedure": "global",
+}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One MedHorizon question, flattened with its video's metadata."""
+
+    uid: str
+    video_key: str
+    source: str
+    organ: str
+    scene_type: str
+    video_path: str
+    num_frames: int
+    fps: float
+    duration_s: float
+    question: str
+    options: tuple[str, str, str, str]
+    answer: str                 # "A".."D"
+    task: str                   # task code, e.g. "PR"
+    task_name: str
+    family: str                 # "fine_grained" | "semantic_reasoning"
+    hop: int                    # 1..3 for semantic reasoning, 0 for fine-grained
+    evidence_support: str       # "local" | "proxy" | "global" | "" (not given)
+    evidence_windows: tuple[tuple[int, int], ...]  # inclusive frame ranges
+
+    def to_record(self) -> dict:
+        d = asdict(self)
+        d["options"] = list(self.options)
+        d["evidence_windows"] = [list(w) for w in self.evidence_windows]
+        return d
+
+    @classmethod
+    def from_record(cls, d: dict) -> "Item":
+        fields = {k: d[k] for k in cls.__dataclass_fields__}
+        fields["options"] = tuple(fields["options"])
+        fields["evidence_windows"] = tuple(tuple(int(x) for x in w) for w in fields["evidence_windows"])
+        return cls(**fields)
+
+
+def _features():
+    from datasets import Features, Sequence, Value
+
+    return Features({
+        "uid": Value("string"), "video_key": Value("string"), "source": Value("string"),
+        "organ": Value("string"), "scene_type": Value("string"), "video_path": Value("string"),
+        "num_frames": Value("int64"), "fps": Value("float64"), "duration_s": Value("float64"),
+        "question": Value("string"), "options": Sequence(Value("string"), length=4),
+        "answer": Value("string"), "task": Value("string"), "task_name": Value("string"),
+        "family": Value("string"), "hop": Value("int8"), "evidence_support": Value("string"),
+        "evidence_windows": Sequence(Sequence(Value("int64"), length=2)),
+    })
+
+
+class _LazyFeatures:
+    """``datasets`` is imported on first use only (it is slow to import)."""
+
+    _value = None
+
+    def __get__(self, obj, objtype=None):
+        if _LazyFeatures._value is None:
+            _LazyFeatures._value = _features()
+        return _LazyFeatures._value
+
+
+class _Namespace:
+    FEATURES = _LazyFeatures()
+
+
+def __getattr__(name):  # module-level lazy attribute: release.FEATURES
+    if name == "FEATURES":
+        return _Namespace.FEATURES
+    raise AttributeError(name)
+
+
+def items_to_dataset(items: list[Item]):
+    """The flattened items as a ``datasets.Dataset`` with the documented Features."""
+    from datasets import Dataset
+
+    return Dataset.from_list([it.to_record() for it in items], features=_Namespace.FEATURES)
+
+
+# ------------------------------------------------------------------ parsing
+
+_PREFIX = re.compile(r"^\s*\(?([A-Da-d])\s*[\.\):：]\s*")
+
+
+def _strip_prefix(text: str, letter: str) -> str:
+    m = _PREFIX.match(text)
+    if m and m.group(1).upper() == letter:
+        return text[m.end():].strip()
+    return text.strip()
+
+
+def _parse_options(raw, where: str, problems: list[str]) -> tuple[str, ...] | None:
+    if isinstance(raw, dict):
+        keys = sorted(str(k).strip().upper() for k in raw)
+        if keys != list(LETTERS):
+            problems.append(f"{where} field 'options': a mapping must have exactly the keys A, B, C, D, got {sorted(map(str, raw))}")
+            return None
+        by_letter = {str(k).strip().upper(): v for k, v in raw.items()}
+        values = [by_letter[L] for L in LETTERS]
+    elif isinstance(raw, list):
+        if len(raw) != 4:
+            problems.append(f"{where} field 'options': expected exactly 4 options, got {len(raw)}")
+            return None
+        values = raw
+    else:
+        problems.append(f"{where} field 'options': expected a list of 4 strings or a mapping A-D, got {type(raw).__name__}")
+        return None
+    out = []
+    for letter, v in zip(LETTERS, values):
+        if not isinstance(v, str) or not v.strip():
+            problems.append(f"{where} field 'options': option {letter} must be a non-empty string, got {v!r}")
+            return None
+        text = _strip_prefix(v, letter)
+        if not text:
+            problems.append(f"{where} field 'options': option {letter} is empty after removing its '{letter}.' prefix")
+            return None
+        out.append(text)
+    normalised = [" ".join(o.lower().split()) for o in out]
+    if len(set(normalised)) != 4:
+        dup = sorted({o for o in normalised if normalised.count(o) > 1})
+        problems.append(f"{where} field 'options': options must be distinct, repeated: {dup}")
+        return None
+    return tuple(out)
+
+
+def _parse_answer(raw, options: tuple[str, ...], where: str, problems: list[str]) -> str | None:
+    if not isinstance(raw, str) or not raw.strip():
+        problems.append(f"{where} field 'answer': expected a letter A-D, got {raw!r}")
+        return None
+    s = raw.strip()
+    m = re.fullmatch(r"\(?\s*([A-Da-d])\s*[\.\):]?\s*", s)
+    if m:
+        return m.group(1).upper()
+    m = _PREFIX.match(s)  # "B. Dissection"
+    if m and _strip_prefix(s, m.group(1).upper()).lower() == options[LETTERS.index(m.group(1).upper())].lower():
+        return m.group(1).upper()
+    lowered = [o.lower() for o in options]
+    if s.lower() in lowered:
+        return LETTERS[lowered.index(s.lower())]
+    problems.append(f"{where} field 'answer': {raw!r} is not among the options A-D {list(options)}")
+    return None
+
+
+def _parse_uid(raw) -> str | None:
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, int):
+        return str(raw)
+    if isinstance(raw, str) and raw.strip():
+        return raw.strip()
+    return None
+
+
+def _windows_from(raw, num_frames: int, fps: float, seconds: bool, where: str, field: str,
+                  problems: list[str]) -> list[tuple[int, int]] | None:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        problems.append(f"{where} field '{field}': expected a list of [start, end] pairs, got {type(raw).__name__}")
+        return None
+    out = []
+    for w in raw:
+        if isinstance(w, (int, float)) and not isinstance(w, bool):  # a bare list of frame indices
+            w = [w, w]
+        if isinstance(w, dict):
+            w = [w.get("start", w.get("start_frame")), w.get("end", w.get("end_frame"))]
+        if (not isinstance(w, (list, tuple)) or len(w) != 2
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in w)):
+            problems.append(f"{where} field '{field}': each window must be [start, end] numbers, got {w!r}")
+            return None
+        a, b = w
+        if seconds:
+            a, b = int(math.floor(a * fps)), int(math.ceil(b * fps))
+            b = min(b, num_frames - 1)
+        if a != int(a) or b != int(b):
+            problems.append(f"{where} field '{field}': frame windows must be integers, got {w!r}")
+            return None
+        a, b = int(a), int(b)
+        if a < 0 or b < a or b >= num_frames:
+            problems.append(f"{where} field '{field}': window [{a}, {b}] is outside the video's frames 0..{num_frames - 1} or reversed")
+            return None
+        out.append((a, b))
+    return out
+
+
+def _parse_evidence(qa: dict, num_frames: int, fps: float, where: str, problems: list[str]):
+    """Evidence metadata in the shapes a release may use; ("", ()) when absent."""
+    ev = qa.get("evidence")
+    support_raw = None
+    windows: list[tuple[int, int]] | None = []
+    if ev is not None and not isinstance(ev, dict):
+        problems.append(f"{where} field 'evidence': expected an object, got {type(ev).__name__}")
+        return None
+    src = ev if isinstance(ev, dict) else {
+        k[len("evidence_"):]: v for k, v in qa.items() if k.startswith("evidence_")}
+    for key in ("support", "type", "support_type", "kind"):
+        if key in src:
+            support_raw = src[key]
+            break
+    for key, secs in (("frame_windows", False), ("windows", False), ("frames", False),
+                      ("time_windows", True), ("windows_s", True)):
+        if key in src:
+            field = f"evidence.{key}" if isinstance(ev, dict) else f"evidence_{key}"
+            windows = _windows_from(src[key], num_frames, fps, secs, where, field, problems)
+            if windows is None:
+                return None
+            break
+    support = ""
+    if support_raw is not None:
+        if not isinstance(support_raw, str) or support_raw.strip().lower() not in _SUPPORT_ALIASES:
+            problems.append(f"{where} field 'evidence.support': unknown support kind {support_raw!r} "
+                            f"(expected one of {', '.join(SUPPORT_KINDS)})")
+            return None
+        support = _SUPPORT_ALIASES[support_raw.strip().lower()]
+    elif windows:
+        support = "local"
+    return support, tuple(sorted(windows))
+
+
+def _str_field(record: dict, name: str, default: str = "") -> str:
+    v = record.get(name, default)
+    return v.strip() if isinstance(v, str) else default
+
+
+def flatten_record(record: object, line: int, problems: list[str]) -> list[Item]:
+    """Items of one video record; problems are appended (never raised) so all are reported at once."""
+    where_line = f"line {line}:"
+    if not isinstance(record, dict):
+        problems.append(f"{where_line} expected a JSON object (one video with its 'qa' list), got {type(record).__name__}")
+        return []
+    key = record.get("key")
+    video = f"{where_line} video {key!r}"
+    start = len(problems)
+    video_path = record.get("video_path")
+    if not isinstance(video_path, str) or not video_path.strip():
+        problems.append(f"{video} field 'video_path': missing or not a string")
+    num_frames = record.get("num_frames")
+    if isinstance(num_frames, float) and num_frames.is_integer():
+        num_frames = int(num_frames)
+    if isinstance(num_frames, bool) or not isinstance(num_frames, int) or num_frames <= 0:
+        problems.append(f"{video} field 'num_frames': must be a positive integer, got {num_frames!r}")
+    fps = record.get("fps")
+    if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not math.isfinite(fps) or fps <= 0 or fps > 1000:
+        problems.append(f"{video} field 'fps': must be a positive frame rate, got {fps!r}")
+    duration = record.get("duration_seconds", record.get("duration"))
+    if len(problems) == start:
+        expected = num_frames / fps
+        if duration is None:
+            duration = expected
+        elif (isinstance(duration, bool) or not isinstance(duration, (int, float)) or not math.isfinite(duration)
+              or duration <= 0):
+            problems.append(f"{video} field 'duration_seconds': must be a positive number, got {duration!r}")
+        elif abs(duration - expected) > max(5.0, 0.1 * expected):
+            problems.append(f"{video} field 'duration_seconds': {duration} disagrees with num_frames/fps = "
+                            f"{num_frames}/{fps} = {expected:.1f}")
+    source = record.get("dataset", record.get("source"))
+    if not isinstance(source, str) or not source.strip():
+        problems.append(f"{video} field 'dataset': missing source dataset name")
+    qa_list = record.get("qa")
+    if not isinstance(qa_list, list) or not qa_list:
+        problems.append(f"{video} field 'qa': expected a non-empty list of questions")
+        return []
+    if len(problems) > start:
+        return []
+
+    items = []
+    for j, qa in enumerate(qa_list):
+        if not isinstance(qa, dict):
+            problems.append(f"{video} field 'qa[{j}]': expected an object, got {type(qa).__name__}")
+            continue
+        uid = _parse_uid(qa.get("uid"))
+        if uid is None:
+            problems.append(f"{video} field 'qa[{j}].uid': missing or not an integer/string, got {qa.get('uid')!r}")
+            continue
+        where = f"item {uid}:"
+        n_before = len(problems)
+        question = qa.get("question")
+        if not isinstance(question, str) or not question.strip():
+            problems.append(f"{where} field 'question': missing or empty")
+        if "options" not in qa:
+            problems.append(f"{where} field 'options': missing")
+            options = None
+        else:
+            options = _parse_options(qa["options"], where, problems)
+        answer = None
+        if options is not None:
+            if "answer" not in qa:
+                problems.append(f"{where} field 'answer': missing")
+            else:
+                answer = _parse_answer(qa["answer"], options, where, problems)
+        task = resolve_task(qa.get("task_id")) or resolve_task(qa.get("task_name")) or resolve_task(qa.get("task"))
+        if task is None:
+            given = qa.get("task_id", qa.get("task_name", qa.get("task")))
+            problems.append(f"{where} field 'task_id': unknown task {given!r} (expected one of PR, SD, RL, BPQ, "
+                            "LLS, Site, Hist, Size, IR, WR, RSR, CPR, LA, or their names)")
+        evidence = _parse_evidence(qa, num_frames, float(fps), where, problems)
+        if len(problems) > n_before:
+            continue
+        support, windows = evidence
+        items.append(Item(
+            uid=uid, video_key=str(key) if key is not None else video_path, source=source.strip(),
+            organ=_str_field(record, "organ"), scene_type=_str_field(record, "scene_type"),
+            video_path=video_path.strip(), num_frames=num_frames, fps=float(fps), duration_s=float(duration),
+            question=question.strip(), options=options, answer=answer, task=task.code, task_name=task.name,
+            family=task.family, hop=task.hop or 0, evidence_support=support, evidence_windows=windows,
+        ))
+    return items
+
+
+# ------------------------------------------------------------------ loading
+
+def _records_from_path(path: Path):
+    """(line, record) pairs from a JSONL/JSON file or a local Hugging Face dataset folder."""
+    if path.is_dir():
+        if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
+            from datasets import load_from_disk
+
+            ds = load_from_disk(str(path))
+            if hasattr(ds, "keys"):  # DatasetDict
+                ds = ds["test"] if "test" in ds else ds[next(iter(ds.keys()))]
+            return [(i + 1, r) for i, r in enumerate(ds.to_list())]
+        candidates = sorted(path.glob("*.jsonl")) + sorted(path.glob("data/*.jsonl"))
+        preferred = [p for p in candidates if "test" in p.name]
+        if preferred or candidates:
+            return list(iter_jsonl((preferred or candidates)[0]))
+        parquet = sorted(path.glob("*.parquet")) + sorted(path.glob("data/*.parquet"))
+        if parquet:
+            import pyarrow.parquet as pq
+
+            rows = []
+            for p in parquet:
+                rows.extend(pq.read_table(p).to_pylist())
+            return [(i + 1, r) for i, r in enumerate(rows)]
+        raise DataError(f"{path} is a folder without a release file (*.jsonl, *.parquet or a saved dataset)")
+    if path.suffix == ".json":
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise DataError(f"file not found: {path}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise DataError(f"not valid JSON: {exc}", source=str(path)) from None
+        if isinstance(value, dict):
+            value = [value]
+        if not isinstance(value, list):
+            raise DataError("expected a JSON list of video records", source=str(path))
+        return [(i + 1, r) for i, r in enumerate(value)]
+    return list(iter_jsonl(path))
+
+
+def load_release(path: str | os.PathLike | None = None) -> list[Item]:
+    """All questions of a MedHorizon release, flattened and validated.
+
+    ``path``: the release JSONL (``mlvbench_test.jsonl``), a JSON list, or a
+    local Hugging Face dataset folder; default ``$MEDHORIZON_DATA``.
+    """
+    if path is None:
+        path = os.environ.get(DATA_ENV)
+        if not path:
+            raise DataError(f"no MedHorizon data given: pass a path or set ${DATA_ENV}")
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise DataError(f"file not found: {path}")
+    problems: list[str] = []
+    items: list[Item] = []
+    for line, record in _records_from_path(path):
+        items.extend(flatten_record(record, line, problems))
+    seen: dict[str, int] = {}
+    for it in items:
+        seen[it.uid] = seen.get(it.uid, 0) + 1
+    for uid, count in seen.items():
+        if count > 1:
+            problems.append(f"item {uid}: field 'uid' is duplicated ({count} questions share it)")
+    if problems:
+        raise DataError(problems, source=str(path))
+    if not items:
+        raise DataError("the release contains no questions", source=str(path))
+    return items

@@ -1,0 +1,1 @@
+"""Embedded data: the synthetic MedHorizon-layout benchmark and its visual code."""

@@ -1,0 +1,1 @@
+"""lmms-eval task YAMLs of medhorizon-tasks (installed as package data; see `medhorizon-tasks task-path`)."""

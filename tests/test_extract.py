@@ -1,0 +1,293 @@
+"""Tests for medhorizon_tasks.extract (the single answer-extraction function)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from medhorizon_tasks import extract as extract_module
+from medhorizon_tasks.extract import Extraction, extract_choice, letters_for
+
+# MedHorizon-style phase options (4) and a 7-option set (A-G).
+O4 = ["Preparation", "Dissection", "Lymph node dissection", "Closure"]
+O7 = ["Port placement", "Adhesiolysis", "Mobilization", "Vascular ligation", "Resection", "Anastomosis", "Closure"]
+VITAMINS = ["Vitamin A", "Vitamin C", "Vitamin D", "Vitamin K"]  # option texts that contain letters
+COMBO = ["Retraction", "Suturing", "Both A and B", "Neither"]
+
+LONG_COT = (
+    "Let's go through each option.\n"
+    "A (Preparation) would show port insertion, which is not visible here.\n"
+    "B (Dissection) fits the early frames, where the hook opens the peritoneum.\n"
+    "However, frames 10-16 show the lymph node packet being lifted off the vessel, which matches C.\n"
+    "Therefore, the answer is C."
+)
+LONG_COT_REJECTS = (
+    "Initially I considered A, because the trocars are visible in frame 1. But the rest of the clip "
+    "clearly shows dissection along the mesocolon. Option C can be ruled out since no lymph nodes are "
+    "harvested, and D happens much later. So the answer is B."
+)
+ANSWER_THEN_EXPLAIN = (
+    "The answer is B.\n\n"
+    "Explanation: option A refers to port placement, option C to node harvesting and option D to "
+    "closure; none of these appear in the sampled frames."
+)
+MARKDOWN = (
+    "## Analysis\n"
+    "- **A (Preparation):** ports are already in place\n"
+    "- **B (Dissection):** tissue planes are being opened with the hook\n"
+    "- **C**: no nodes visible\n\n"
+    "**Answer: B**"
+)
+JSON_FENCED = (
+    "```json\n"
+    '{"reasoning": "Option A is wrong; I first thought the answer is B", "answer": "C", "confidence": 0.8}\n'
+    "```"
+)
+
+# (text, options, expected letter, expected status).  ``options`` is None for the
+# default four letters, a list of option texts, or an int meaning n_options.
+CASES = [
+    # --- rule 1: reasoning blocks are ignored ---------------------------------
+    ("<think>Frames 1-3 show the trocar, so maybe A.</think>\nThe answer is C.", None, "C", "ok"),
+    ("<think>I think the answer is A</think>", None, None, "empty"),
+    ("The frames show cutting, the answer is A... no.</think>Answer: B", None, "B", "ok"),
+    ("<reasoning>A seems right at first.</reasoning>\n**Answer:** D", None, "D", "ok"),
+    ("<think>considering A and B ...</reasoning> Final answer: C", None, "C", "ok"),
+    ("<THINK>B</THINK>  C", None, "C", "ok"),
+    # --- rule 2: the last explicit commitment wins ----------------------------
+    ("The answer is B", None, "B", "ok"),
+    ("Answer: C", None, "C", "ok"),
+    ("Final answer: (d)", None, "D", "ok"),
+    ("**C**", None, "C", "ok"),
+    ("\\boxed{C}", None, "C", "ok"),
+    ("\\boxed{\\text{C}}", None, "C", "ok"),
+    ("The phase is dissection, so $\\boxed{\\textbf{(B)}}$", None, "B", "ok"),
+    ('{"answer": "C"}', None, "C", "ok"),
+    (JSON_FENCED, None, "C", "ok"),
+    ('{"final_answer": "b", "confidence": 0.9, "notes": "A and D are unlikely"}', None, "B", "ok"),
+    ("Option C", None, "C", "ok"),
+    ("Looking at the instruments, the best match is (C).", None, "C", "ok"),
+    ("C. Lymph node dissection", O4, "C", "ok"),
+    ("D) Closure", O4, "D", "ok"),
+    ("C: Lymph node dissection", O4, "C", "ok"),
+    ("I choose C", None, "C", "ok"),
+    ("I'd go with c", None, "C", "ok"),
+    ("The correct option is C", None, "C", "ok"),
+    ("answer: c", None, "C", "ok"),
+    ("The answer is (c).", None, "C", "ok"),
+    ("\\boxed{c}", None, "C", "ok"),
+    ("the answer is a.", None, "A", "ok"),
+    ("a careful look at the frames shows the specimen bag being removed, so D", None, "D", "ok"),
+    ("A careful review of frames 4-9 shows ongoing dissection along the vessel.\nB", None, "B", "ok"),
+    ("I think it's B", None, "B", "ok"),
+    ("Based on a review of the clip, I'd say A.", None, "A", "ok"),
+    ("I would go with a different reading of frame 3: the answer is C", None, "C", "ok"),
+    ("The answer is B because the grasper is retracting tissue while the hook cuts.", None, "B", "ok"),
+    ("Answer:\n\nB", None, "B", "ok"),
+    ("### Answer\n**B. Dissection**", O4, "B", "ok"),
+    ("B is correct.", None, "B", "ok"),
+    ("Option B is the correct answer.", None, "B", "ok"),
+    ("My final choice: (A)", None, "A", "ok"),
+    ("It's definitely not A; I'd pick D.", None, "D", "ok"),
+    ("Is it B? No - the specimen is already out, so D.", None, "D", "ok"),
+    ("The answer is A. Wait, frame 7 shows the hook cutting, so C.", None, "C", "ok"),
+    (MARKDOWN, None, "B", "ok"),
+    (LONG_COT, None, "C", "ok"),
+    (LONG_COT_REJECTS, None, "B", "ok"),
+    (ANSWER_THEN_EXPLAIN, None, "B", "ok"),
+    ("The answer is B.\nExplanation:\n- A. Preparation: no\n- C. Lymph node dissection: later", O4, "B", "ok"),
+    ("The C-arm is positioned for fluoroscopy; the answer is B.", None, "B", "ok"),
+    # --- rule 3: a bare letter --------------------------------------------------
+    ("C", None, "C", "ok"),
+    ("c", None, "C", "ok"),
+    ("C.", None, "C", "ok"),
+    (" (C) ", None, "C", "ok"),
+    ("a", None, "A", "ok"),
+    ("  b)  \n", None, "B", "ok"),
+    # --- rule 4: non-English ----------------------------------------------------
+    ("答案是C", None, "C", "ok"),
+    ("答案：C", None, "C", "ok"),
+    ("选C", None, "C", "ok"),
+    ("正确答案为 C", None, "C", "ok"),
+    ("选项C", None, "C", "ok"),
+    ("根据视频内容，不是A，答案是B。", None, "B", "ok"),
+    ("（Ｃ）", None, "C", "ok"),  # full-width forms
+    ("Antwort: C", None, "C", "ok"),
+    ("Die richtige Antwort ist D.", None, "D", "ok"),
+    ("Respuesta: C", None, "C", "ok"),
+    ("La respuesta correcta es b", None, "B", "ok"),
+    ("Réponse : C", None, "C", "ok"),
+    # --- rule 5: the answer given as option text --------------------------------
+    ("The answer is lymph node dissection.", O4, "C", "ok"),
+    ("Dissection.", O4, "B", "ok"),
+    ("  closure  ", O4, "D", "ok"),
+    ("The clip shows lymph node dissection.", O4, "C", "ok"),
+    ("Answer: Preparation. Closure only happens at the end of the case.", O4, "A", "ok"),
+    ('{"answer": "Closure"}', O4, "D", "ok"),
+    ("Dissection and closure are both visible.", O4, None, "unparsed"),
+    ("The answer is Vitamin D", VITAMINS, "C", "ok"),  # the "D" is part of the option text
+    ("Both A and B", COMBO, "C", "ok"),
+    ("The answer is both A and B.", COMBO, "C", "ok"),
+    ("The resection is ongoing: Resection", O7, "E", "ok"),
+    # --- rule 6: letters outside the valid range --------------------------------
+    ("The answer is E", None, None, "unparsed"),
+    ("E", None, None, "unparsed"),
+    ("G", None, None, "unparsed"),
+    ("G", 7, "G", "ok"),
+    ("The answer is G", 7, "G", "ok"),
+    ("Final answer: F", O7, "F", "ok"),
+    ("Answer: E", 7, "E", "ok"),
+    ("Looking at frames 1-8, B and C are ruled out. Final answer: G", O7, "G", "ok"),
+    # --- rule 7: refusals -------------------------------------------------------
+    ("I cannot determine the answer from the provided frames.", None, None, "refusal"),
+    ("I'm unable to answer this question.", None, None, "refusal"),
+    ("I can't tell.", None, None, "refusal"),
+    ("Not enough information is visible in the frames.", None, None, "refusal"),
+    ("The surgical phase cannot be determined from these images.", None, None, "refusal"),
+    ("As an AI language model, I cannot watch videos.", None, None, "refusal"),
+    ("Sorry, I can't help with that.", None, None, "refusal"),
+    ("无法确定答案。", None, None, "refusal"),
+    ("I cannot be sure, but the answer is B", None, "B", "ok"),
+    ("I can't tell for certain from frame 2, but I'd go with D.", None, "D", "ok"),
+    # --- rule 8: hedges ---------------------------------------------------------
+    ("A or B", None, None, "hedge"),
+    ("either B or C", None, None, "hedge"),
+    ("B/C", None, None, "hedge"),
+    ("The answer is A or C", None, None, "hedge"),
+    ("A and B are both possible.", None, None, "hedge"),
+    ("Between B and D", None, None, "hedge"),
+    ("It's either A or D.", None, None, "hedge"),
+    ("I'd go with B, or maybe C.", None, None, "hedge"),
+    ("The answer is B, but it could also be C.", None, None, "hedge"),
+    ("Between E and G, hard to say.", 7, None, "hedge"),
+    ("Option C is wrong, the answer is B", None, "B", "ok"),
+    ("Option (C) is wrong, the answer is B", None, "B", "ok"),
+    ("Not A. Not B. The answer is D", None, "D", "ok"),
+    ("A and B are both wrong, so the answer is C.", None, "C", "ok"),
+    ("Between B and D, I'd choose D.", None, "D", "ok"),
+    ("I'd go with D over B.", None, "D", "ok"),
+    # --- rule 9: empty ------------------------------------------------------------
+    ("", None, None, "empty"),
+    ("   \n\t ", None, None, "empty"),
+    (None, None, None, "empty"),
+    ("<think>long reasoning about A and B</think>   ", None, None, "empty"),
+    # --- rule 10: nothing recognisable ----------------------------------------------
+    ("The video shows a laparoscopic procedure.", None, None, "unparsed"),
+    ("A. Preparation\nB. Dissection\nC. Lymph node dissection\nD. Closure", O4, None, "unparsed"),
+    ("(A) Preparation (B) Dissection (C) Lymph node dissection (D) Closure", O4, None, "unparsed"),
+    ("Answer: N/A", None, None, "unparsed"),
+    ("ABCD", None, None, "unparsed"),
+    ("I think this is a difficult question.", None, None, "unparsed"),
+]
+
+
+def _call(text, options):
+    if isinstance(options, int):
+        return extract_choice(text, n_options=options)
+    return extract_choice(text, options)
+
+
+@pytest.mark.parametrize(("text", "options", "letter", "status"), CASES)
+def test_extract_table(text, options, letter, status):
+    got = _call(text, options)
+    assert (got.letter, got.status) == (letter, status)
+    assert got.valid == (status == "ok")
+
+
+def test_table_is_big_enough_and_covers_every_status():
+    assert len(CASES) >= 70
+    assert {c[3] for c in CASES} == {"ok", "empty", "refusal", "hedge", "unparsed"}
+
+
+# --- API --------------------------------------------------------------------------
+
+
+def test_letters_for():
+    assert letters_for(4) == ("A", "B", "C", "D")
+    assert letters_for(7) == tuple("ABCDEFG")
+    for bad in (0, 27, -1, True):
+        with pytest.raises(ValueError):
+            letters_for(bad)
+
+
+def test_valid_letters_come_from_options_then_n_options_then_four():
+    assert extract_choice("F", O7).letter == "F"
+    assert extract_choice("F", n_options=7).letter == "F"
+    assert extract_choice("F").status == "unparsed"
+    assert extract_choice("D", ["x", "y", "z"]).status == "unparsed"  # 3 options: A-C
+
+
+def test_extraction_is_frozen_and_reports_validity():
+    e = extract_choice("B")
+    assert e == Extraction("B", "ok") and e.valid
+    assert not Extraction(None, "hedge").valid
+    with pytest.raises(Exception):
+        e.letter = "C"  # type: ignore[misc]
+
+
+def test_rejects_non_text():
+    with pytest.raises(TypeError):
+        extract_choice(3)  # type: ignore[arg-type]
+
+
+# --- rule 11: never raises, never invents a letter ---------------------------------
+
+LETTERISH = st.lists(
+    st.sampled_from(
+        list("ABCDEFGabcdefgI ().:*\n{}\"'/") + ["or ", "and ", "not ", "answer ", "is ", "答案", "选",
+                                                  "<think>", "</think>", "\\boxed{", "wrong ", "so ", "Option "]
+    ),
+    max_size=25,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_fuzz_any_text(text):
+    got = extract_choice(text)
+    assert isinstance(got, Extraction)
+    assert got.status in extract_module.STATUSES
+    assert got.letter is None or got.letter in letters_for(4)
+    assert (got.letter is not None) == (got.status == "ok")
+
+
+@settings(max_examples=300, deadline=None)
+@given(LETTERISH, st.sampled_from([None, 4, 7]), st.lists(st.text(max_size=12), min_size=1, max_size=7))
+def test_fuzz_letter_heavy_text_without_safety_net(text, n, options):
+    # Call the core directly: the public wrapper swallows internal errors, so
+    # this is where a crash would actually show up.
+    valid = letters_for(n or len(options))
+    got = extract_module._extract(text, valid, None if n else options)
+    assert got.status in extract_module.STATUSES
+    assert got.letter is None or got.letter in valid
+    assert (got.letter is not None) == (got.status == "ok")
+
+
+# --- contrast with the authors' scorer ------------------------------------------------
+
+
+def authors_first_letter(text):
+    """The authors' scorer: upper-case, then the FIRST standalone A-D."""
+    m = re.search(r"\b([A-D])\b", text.upper())
+    return m.group(1) if m else None
+
+
+@pytest.mark.parametrize(
+    ("text", "truth"),
+    [
+        ("a careful look shows C", "C"),
+        ("Option (C) is wrong, the answer is B", "B"),
+    ],
+)
+def test_authors_scorer_gets_these_wrong_and_we_do_not(text, truth):
+    assert authors_first_letter(text) != truth
+    assert extract_choice(text) == Extraction(truth, "ok")
+
+
+@pytest.mark.parametrize("text", ["A", "b", " C ", "D.", "(a)", "c)", "**B**", "d\n"])
+def test_agrees_with_authors_scorer_on_bare_letters(text):
+    assert extract_choice(text).letter == authors_first_letter(text)
+    assert extract_choice(text).valid

@@ -1,0 +1,426 @@
+"""Tests for the synthetic MedHorizon benchmark and its visual code."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+av = pytest.importorskip("av")
+pytest.importorskip("filelock")
+import itertools
+
+from PIL import Image
+
+from medhorizon_tasks.data import synthetic as S
+from medhorizon_tasks.data.visual_code import (
+    BackgroundGenerator,
+    background_frame,
+    decode_code,
+    encode_code,
+)
+
+TASKS = {
+    "PR",
+    "SD",
+    "RL",
+    "BPQ",
+    "LLS",
+    "Site",
+    "Hist",
+    "Size",
+    "IR",
+    "WR",
+    "RSR",
+    "CPR",
+    "LA",
+}
+SOURCES = {
+    "AutoLaparo",
+    "Galar",
+    "GraSP",
+    "MultiBypass",
+    "PitVQA",
+    "REAL-Colon",
+    "TMVP",
+    "US-Study",
+}
+LETTERS = "ABCD"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("synthetic") / "bench"
+    t0 = time.perf_counter()
+    bench = S.build_synthetic(root, seed=0, progress=False)
+    seconds = time.perf_counter() - t0
+    return bench, seconds
+
+
+@pytest.fixture(scope="module")
+def records(built):
+    return built[0].records()
+
+
+def _decode_all(path: Path) -> list[np.ndarray]:
+    with av.open(str(path)) as container:
+        return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+
+
+def _long(records):
+    return [r for r in records if r["duration_seconds"] >= 3600]
+
+
+# --------------------------------------------------------------------------- build
+
+
+def test_build_time_and_size(built, capsys):
+    bench, seconds = built
+    manifest = json.loads(bench.manifest_path.read_text())
+    size = sum(p.stat().st_size for p in bench.root.rglob("*") if p.is_file())
+    with capsys.disabled():
+        print(
+            f"\n[synthetic] build {seconds:.1f}s, {size / 1e6:.1f} MB, codec {manifest['codec']}, "
+            f"{manifest['num_frames']} frames"
+        )
+    assert seconds < 60
+    assert size < 40e6
+    assert (
+        manifest["generator_version"] == S.GENERATOR_VERSION and manifest["seed"] == 0
+    )
+    assert manifest["num_videos"] == 16 and manifest["num_questions"] == sum(
+        len(r["qa"]) for r in bench.records()
+    )
+
+
+def test_jsonl_deterministic(built):
+    bench, _ = built
+    a = S.jsonl_bytes(S.plan_synthetic(0))
+    assert a == S.jsonl_bytes(S.plan_synthetic(0))
+    assert a == bench.data_path.read_bytes()
+    assert a != S.jsonl_bytes(S.plan_synthetic(1))
+
+
+def test_cache_hit_is_fast_and_rewrites_nothing(built):
+    bench, _ = built
+    before = {p: p.stat().st_mtime_ns for p in bench.root.rglob("*")}
+    t0 = time.perf_counter()
+    again = S.build_synthetic(bench.root, seed=0, progress=False)
+    assert time.perf_counter() - t0 < 1.0
+    assert again == bench
+    assert {p: p.stat().st_mtime_ns for p in bench.root.rglob("*")} == before
+
+
+def test_default_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("MEDHORIZON_SYNTHETIC_DIR", str(tmp_path / "x"))
+    assert S.default_synthetic_dir() == tmp_path / "x"
+    monkeypatch.delenv("MEDHORIZON_SYNTHETIC_DIR")
+    d = S.default_synthetic_dir()
+    assert d.name == f"v{S.GENERATOR_VERSION}" and d.parent.name == "synthetic"
+
+
+def test_refuses_to_replace_foreign_folder(tmp_path):
+    root = tmp_path / "mine"
+    root.mkdir()
+    (root / "precious.txt").write_text("keep me")
+    with pytest.raises(FileExistsError):
+        S.build_synthetic(root, progress=False)
+    assert (root / "precious.txt").read_text() == "keep me"
+
+
+# --------------------------------------------------------------------------- layout
+
+
+def test_record_layout(records):
+    assert len(records) == 16
+    assert Counter(r["dataset"] for r in records) == {s: 2 for s in SOURCES}
+    keys = [r["key"] for r in records]
+    assert len(set(keys)) == len(keys)
+    for r in records:
+        slug = r["dataset"].lower().replace("-", "_")
+        assert r["video_path"] == f"{slug}/{r['key']}.mp4" and r["key"].startswith(
+            f"syn-{slug}-"
+        )
+        assert r["split"] == "test"
+        assert r["duration_seconds"] == r["num_frames"] / r["fps"]
+        assert r["scene_type"] in ("surgery", "examination")
+        d = r["duration_seconds"]
+        assert r["duration_tier"] == (
+            "<10min" if d < 600 else "10-60min" if d < 3600 else ">=1h"
+        )
+        assert 4 <= len(r["qa"]) <= 6
+        assert set(r) >= {
+            "key",
+            "dataset",
+            "organ",
+            "scene_type",
+            "duration_tier",
+            "video_path",
+            "num_frames",
+            "fps",
+            "duration_seconds",
+            "split",
+            "qa",
+        }
+    assert {r["duration_tier"] for r in records} == {"<10min", "10-60min", ">=1h"}
+    assert len(_long(records)) >= 3
+
+
+def test_questions(records):
+    qas = [q for r in records for q in r["qa"]]
+    assert 70 <= len(qas) <= 90
+    assert sorted(q["uid"] for q in qas) == list(range(len(qas)))
+    per_task = Counter(q["task_id"] for q in qas)
+    assert set(per_task) == TASKS and min(per_task.values()) >= 4
+    letters = Counter(q["answer"] for q in qas)
+    assert (
+        set(letters) == set(LETTERS)
+        and max(letters.values()) - min(letters.values()) <= 1
+    )
+    n_mapping = 0
+    for r in records:
+        tags = [q["synthetic_tag"] for q in r["qa"]]
+        assert len(set(tags)) == len(tags) and all(0 <= t < 64 for t in tags)
+        for q in r["qa"]:
+            assert q["question"].endswith(f" [probe #{q['synthetic_tag']}]")
+            opts = q["options"]
+            if isinstance(opts, dict):
+                n_mapping += 1
+                assert list(opts) == list(LETTERS)
+                assert all(v.startswith(f"{k}. ") for k, v in opts.items())
+                texts = [v[3:] for v in opts.values()]
+            else:
+                texts = opts
+                assert not any(t[:3] in ("A. ", "B. ", "C. ", "D. ") for t in texts)
+            assert len(texts) == 4 and len(set(texts)) == 4 and all(texts)
+            assert q["task_class"] in (
+                "Fine-grained Understanding",
+                "Semantic Reasoning",
+            )
+            assert q["task_name"] == S.SYNTHETIC_TASKS[q["task_id"]][0]
+            support = q["evidence"]["support"]
+            if q["task_id"] in ("WR", "RSR", "CPR"):
+                assert support == "global"
+            elif q["task_id"] in ("LLS", "Site", "Hist", "Size", "LA") and r[
+                "dataset"
+            ] in ("REAL-Colon", "Galar"):
+                assert support == "proxy"
+            else:
+                assert support == "local"
+    assert 5 <= n_mapping < len(qas) // 2
+
+
+def test_evidence_windows(records):
+    for r in records:
+        n, fps = r["num_frames"], r["fps"]
+        windows = []
+        for q in r["qa"]:
+            fw = q["evidence"]["frame_windows"]
+            assert 1 <= len(fw) <= 2
+            for s, e in fw:
+                assert 0 <= s <= e < n
+                assert 3 * fps <= e - s + 1 <= 8 * fps
+                windows.append((s, e))
+        windows.sort()
+        for (s0, e0), (s1, e1) in itertools.pairwise(windows):
+            assert e0 < s1, f"overlap in {r['key']}"
+        assert any(e < n / 2 for _, e in windows), r["key"]
+    for r in _long(records):
+        n = r["num_frames"]
+        assert any(
+            s >= 0.9 * n for q in r["qa"] for s, _ in q["evidence"]["frame_windows"]
+        ), r["key"]
+        for q in r["qa"]:
+            covered = sum(e - s + 1 for s, e in q["evidence"]["frame_windows"])
+            assert covered / n < 0.005, (r["key"], q["uid"], covered / n)
+    # the edge cases: a window ending on the last frame, one starting at frame 0
+    ends = {
+        r["key"]: max(e for q in r["qa"] for _, e in q["evidence"]["frame_windows"])
+        for r in records
+    }
+    starts = {
+        r["key"]: min(s for q in r["qa"] for s, _ in q["evidence"]["frame_windows"])
+        for r in records
+    }
+    assert any(ends[r["key"]] == r["num_frames"] - 1 for r in _long(records))
+    assert 0 in starts.values()
+
+
+# --------------------------------------------------------------------------- videos
+
+
+def test_frame_counts_match_metadata(built, records):
+    bench, _ = built
+    for r in records:
+        path = bench.video_path(r)
+        assert S.count_frames(path) == r["num_frames"], r["key"]
+        with av.open(str(path)) as c:
+            assert float(c.streams.video[0].average_rate) == r["fps"]
+
+
+@pytest.mark.parametrize(
+    "key", ["syn-galar-01", "syn-us_study-00", "syn-real_colon-01"]
+)
+def test_every_evidence_frame_decodes(built, records, key):
+    bench, _ = built
+    rec = next(r for r in records if r["key"] == key)
+    frames = _decode_all(bench.video_path(rec))
+    assert len(frames) == rec["num_frames"]
+    inside = np.zeros(len(frames), dtype=bool)
+    for q in rec["qa"]:
+        want = (q["synthetic_tag"], LETTERS.index(q["answer"]))
+        for s, e in q["evidence"]["frame_windows"]:
+            inside[s : e + 1] = True
+            for i in range(s, e + 1):
+                assert decode_code(frames[i]) == want, (key, q["uid"], i)
+            # the frames right next to the window carry no code
+            for i in (s - 1, e + 1):
+                if 0 <= i < len(frames):
+                    assert decode_code(frames[i]) is None, (key, i)
+    outside = np.flatnonzero(~inside)
+    rng = np.random.default_rng(0)
+    for i in rng.choice(outside, size=min(400, len(outside)), replace=False):
+        assert decode_code(frames[int(i)]) is None, (key, int(i))
+
+
+def test_codes_survive_resize(built, records):
+    bench, _ = built
+    rec = next(r for r in records if r["key"] == "syn-grasp-01")  # 64x48, compressed
+    frames = _decode_all(bench.video_path(rec))
+    resamples = [Image.NEAREST, Image.BILINEAR, Image.BICUBIC, Image.LANCZOS, Image.BOX]
+    sizes = [(32, 24), (448, 336), (33, 25), (50, 37), (336, 448), (224, 224)]
+    checked = 0
+    for q in rec["qa"]:
+        want = (q["synthetic_tag"], LETTERS.index(q["answer"]))
+        s, e = q["evidence"]["frame_windows"][0]
+        img = Image.fromarray(frames[(s + e) // 2])
+        for size in sizes:
+            for rs in resamples:
+                assert decode_code(img.resize(size, rs)) == want, (size, rs)
+                checked += 1
+        # and a background frame, resized, stays code-free
+        bg = Image.fromarray(frames[s - 3 if s >= 3 else e + 3])
+        for size in sizes:
+            assert decode_code(bg.resize(size, Image.BICUBIC)) is None
+    assert checked > 100
+    for tag, letter in [(0, 0), (63, 3), (42, 1), (21, 2)]:
+        img = Image.fromarray(encode_code(tag, letter, 96, 128))
+        for size in sizes:
+            assert decode_code(img.resize(size, Image.BICUBIC)) == (tag, letter)
+
+
+@pytest.mark.parametrize("codec", ["mpeg4", "libx264"])
+def test_codes_survive_each_codec(tmp_path, codec):
+    if codec == "libx264":
+        try:
+            av.codec.Codec("libx264", "w")
+        except Exception:  # noqa: BLE001 - any failure means unavailable
+            pytest.skip("libx264 not available")
+    w, h = 64, 48
+    gen = BackgroundGenerator(h, w, seed=7)
+    truth = [None if (i // 9) % 2 == 0 else ((i * 11) % 64, i % 4) for i in range(120)]
+    frames = [
+        gen(i / 2) if t is None else encode_code(t[0], t[1], h, w)
+        for i, t in enumerate(truth)
+    ]
+    path = tmp_path / f"{codec}.mp4"
+    assert S.write_video(path, frames, 2.0, w, h, codec=codec) == len(frames)
+    decoded = _decode_all(path)
+    assert len(decoded) == len(frames)
+    assert [decode_code(f) for f in decoded] == truth
+
+
+# --------------------------------------------------------------------------- visual code
+
+
+def test_encode_decode_roundtrip_all_codes():
+    for tag in range(64):
+        for letter in range(4):
+            frame = encode_code(tag, letter, 48, 64)
+            assert frame.shape == (48, 64, 3) and frame.dtype == np.uint8
+            assert decode_code(frame) == (tag, letter)
+            assert decode_code(Image.fromarray(frame)) == (tag, letter)
+    with pytest.raises(ValueError):
+        encode_code(64, 0, 48, 64)
+    with pytest.raises(ValueError):
+        encode_code(0, 4, 48, 64)
+
+
+def test_background_never_decodes():
+    n = 0
+    for seed in range(4):
+        for style in ("surgical", "ultrasound"):
+            for h, w in ((48, 64), (96, 128)):
+                gen = BackgroundGenerator(h, w, seed=seed, style=style)
+                for i in range(200):
+                    frame = gen(i * 1.7)
+                    assert frame.min() >= 60 and frame.max() <= 195
+                    assert decode_code(frame) is None
+                    n += 1
+    assert n >= 3000
+    frame = background_frame(12.5, 24, 32, seed=3)
+    assert frame.shape == (24, 32, 3) and decode_code(frame) is None
+    assert np.array_equal(
+        background_frame(3.0, 48, 64, seed=1), background_frame(3.0, 48, 64, seed=1)
+    )
+
+
+# --------------------------------------------------------------------------- build mechanics (tiny layout)
+
+
+@pytest.fixture
+def tiny_layout(monkeypatch):
+    layout = (("TMVP", 0, 2, (64, 48, 2.0), ("PR", "SD", "IR")),)
+    monkeypatch.setattr(S, "_VIDEO_LAYOUT", layout)
+    calls = []
+    real = S._build_into
+
+    def counting(tmp, seed, progress):
+        calls.append(seed)
+        return real(tmp, seed, progress)
+
+    monkeypatch.setattr(S, "_build_into", counting)
+    return calls
+
+
+def test_concurrent_builders_build_once(tmp_path, tiny_layout):
+    root = tmp_path / "shared"
+    results, errors = [], []
+
+    def run():
+        try:
+            results.append(S.build_synthetic(root, seed=3, progress=False))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 3
+    assert tiny_layout == [3]
+    assert S._is_valid(root, 3)
+    assert not [
+        p for p in tmp_path.iterdir() if p.name.startswith(".shared.")
+    ]  # no leftovers
+
+
+def test_rebuild_on_seed_change_and_force(tmp_path, tiny_layout):
+    root = tmp_path / "b"
+    S.build_synthetic(root, seed=0, progress=False)
+    first = (root / S.SYNTHETIC_JSONL_NAME).read_bytes()
+    S.build_synthetic(root, seed=0, progress=False)
+    assert tiny_layout == [0]
+    S.build_synthetic(root, seed=1, progress=False)  # different seed: rebuilt in place
+    assert tiny_layout == [0, 1]
+    assert (root / S.SYNTHETIC_JSONL_NAME).read_bytes() != first
+    assert json.loads((root / "manifest.json").read_text())["seed"] == 1
+    S.build_synthetic(root, seed=1, force=True, progress=False)
+    assert tiny_layout == [0, 1, 1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "b.lock"]
