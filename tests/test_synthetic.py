@@ -11,8 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-av = pytest.importorskip("av")
-pytest.importorskip("filelock")
+import av
 import itertools
 
 from PIL import Image
@@ -54,12 +53,8 @@ LETTERS = "ABCD"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("synthetic") / "bench"
-    t0 = time.perf_counter()
-    bench = S.build_synthetic(root, seed=0, progress=False)
-    seconds = time.perf_counter() - t0
-    return bench, seconds
+def built(synthetic_build):
+    return synthetic_build
 
 
 @pytest.fixture(scope="module")

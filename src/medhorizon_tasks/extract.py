@@ -19,36 +19,39 @@ Statuses
 Rules, in the order they are applied
 ------------------------------------
 0.  Input is NFKC-normalised (full-width "（Ｃ）" and "答案：C" become ASCII),
-    curly quotes are straightened, zero-width characters removed, and markdown
-    / LaTeX decoration (``* _ ` # { } $ |``, ``\\text``, ``\\(``) is blanked out
-    *in place* so that character positions never move.
+    curly quotes are straightened, zero-width characters and chat-template
+    tokens ("<|im_end|>", "</s>") removed, and markdown / LaTeX decoration
+    (``* _ ` # { } $ |``, ``\\text``, ``\\(``) is blanked out *in place*, so
+    character positions never move.
 1.  Reasoning blocks are ignored: ``<think>…</think>`` (also ``<thinking>``,
-    ``<reasoning>``, ``<thought>``) is removed.  A stray closing tag whose
-    opening is missing or mismatched (``</think>`` alone, ``<think>…
-    </reasoning>``) means "everything before me was reasoning", so the text is
-    cut after the last closing tag.  An opening tag that is never closed at
-    all (an output truncated mid-thought) only loses the tag: its content is
-    all the model produced and the rules below decide whether it commits.
+    ``<reasoning>``, ``<thought>``) is removed.  A closing tag whose opening
+    is missing or mismatched (``</think>`` alone, ``<think>…</reasoning>``)
+    means "everything before me was reasoning": the text is cut after it.
+    An opening tag that is never closed at all (an output truncated
+    mid-thought) only loses the tag: its content is all the model produced,
+    and the rules below decide whether it commits.
 2.  Empty / whitespace-only / ``None`` (or nothing left after 1) -> ``empty``.
 3.  A bare single letter ("C", "c", "C.", " (C) ", "**C**", a lone "a" = A)
     -> that letter, or ``unparsed`` if it is outside the valid range.
 4.  An output equal to one option text (ignoring case, outer punctuation and
-    markdown) -> that option's letter.  This runs before letter search so an
-    option such as "Both A and B" is not mistaken for a hedge.
-5.  Letter commitments are collected with their position and a strength tier;
-    the LAST commitment of the strongest tier present wins:
+    markdown) -> that option's letter.  This runs before the letter search so
+    that an option such as "Both A and B" is not read as a hedge.
+5.  Letter commitments are collected with their position and a strength
+    tier; the LAST commitment of the strongest tier present wins:
       AUTH    structured or final: ``{"answer": "C"}`` (also in ```json
               fences, with extra keys), ``\\boxed{C}``, ``\\boxed{\\text{C}}``,
               ``<answer>C</answer>``, "Final answer: (d)", "最终答案".
       STRONG  explicit: "The answer is B", "Answer: c", "correct option is C",
               "I choose C", "I'd go with c", "**C**", "C is correct",
-              "B is the answer", 答案是C / 答案：C / 选C / 选项C / 正确答案为 C,
-              "Antwort: C", "Respuesta: C", "Réponse : C".
+              "B is the answer", "B. Dissection - correct", 答案是C / 答案：C /
+              选C / 选项C / 正确答案为 C, "Antwort: C", "Respuesta: C",
+              "Réponse : C".
       SOFT    conversational: "I think it's B", "so D", "therefore C",
               "must be A".  Upper-case letters only (or "(c)").
       WEAK    formatting only: "Option C", "(C)", a line starting "C." /
-              "C)" / "C: text", a letter alone on a line, an upper-case letter
-              ending the output, and letter groups such as "A or B".
+              "C)" / "C: text" / "B because ...", a letter alone on a line,
+              an upper-case letter ending the output, and letter groups such
+              as "A or B" (see 8).
     Tiers exist because explanations often follow the answer ("The answer is
     B. Option A shows ..., option C ..."): a later *weaker* mention must not
     override an earlier explicit answer.  One exception: after a self-
@@ -57,12 +60,12 @@ Rules, in the order they are applied
     What is NOT a commitment:
       * the article "a"/"A" and the pronoun "I" used as words ("a careful
         look", "A careful look", "I think"), letters inside words, hyphen or
-        abbreviation forms ("C-arm", "X-ray", "e.g.", "I'm", "N/A");
+        abbreviation forms ("C-arm", "X-ray", "e.g.", "I'm"), "N/A";
       * rejected letters: "Option C is wrong", "not A", "rule out B",
-        "D over B", "B?" (a question is not a commitment);
-      * letters that are part of a matched option text ("Hepatitis B");
-      * WEAK line items when at least two different letters start lines with
-        text after them (an echoed option list "A. Preparation\\nB. ...");
+        "D over B", "A. Preparation - incorrect", and "B?" (a question);
+      * letters that are part of a matched option text ("Vitamin D");
+      * WEAK line items when two or more different letters start lines with
+        text after them (an echoed option list "A. Preparation\nB. ...");
       * a WEAK winner whose line also mentions another valid letter
         ("(A) Preparation (B) Dissection") -> ``unparsed``.
 6.  A letter outside the valid range ("E" with 4 options) is discarded; if no
@@ -70,23 +73,23 @@ Rules, in the order they are applied
 7.  Refusals ("I cannot determine the answer from the provided frames",
     "I'm unable to answer", "I can't tell", "Not enough information",
     "cannot be determined", "As an AI ...", "Sorry, I can't help with that")
-    -> ``refusal``, unless the winning commitment is explicit (AUTH/STRONG)
-    or comes after the last refusal phrase ("I cannot be sure, but the answer
-    is B" -> B).  An explicit answer beats a disclaimer such as "although we
-    cannot tell which instrument is used".
+    -> ``refusal``, unless the winning commitment comes after the last
+    refusal phrase ("I cannot be sure, but the answer is B" -> B) or is
+    explicit (AUTH/STRONG), so that "The answer is C, although the exact
+    instrument cannot be determined" stays C.
 8.  Hedges: the winning commitment names two or more different letters ("A or
     B", "either B or C", "B/C", "The answer is A or C", "A and B are both
-    possible", "Between B and D") -> ``hedge``; likewise a single-letter winner
-    followed by an alternative ("..., but it could also be C").  A rejected
-    option followed by a commitment is not a hedge ("Option C is wrong, the
-    answer is B" -> B; "Not A. Not B. The answer is D" -> D).
+    possible", "Between B and D", 答案：A或B) -> ``hedge``; so does a single
+    winner followed by an alternative ("..., but it could also be C").  A
+    rejected option followed by a commitment is not a hedge ("Option C is
+    wrong, the answer is B" -> B; "Not A. Not B. The answer is D" -> D).
 9.  Option text: when no letter commitment exists, option texts are matched
     case-insensitively, whitespace-normalised and as whole words, in the text
     after the last answer cue ("answer is", "answer:", "I choose", a JSON
-    answer value, ...) if there is one, else in the whole output.  Longer
-    options win over options they contain ("Lymph node dissection" hides
+    answer value, ``\\boxed{``) if there is one, else in the whole output.
+    Longer options hide options they contain ("Lymph node dissection" hides
     "Dissection").  An option starting right after the cue wins; otherwise
-    exactly one distinct option must appear, several -> ``unparsed``.
+    exactly one distinct option must appear; several -> ``unparsed``.
 10. Nothing recognisable -> ``unparsed``.
 11. The function never raises on ``str`` input and never returns a letter
     outside the valid range.
@@ -168,10 +171,7 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": 
                          "\u00b4": "'", "\u2032": "'"})
 _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
 
-_TAG_NAMES = r"(?:think|thinking|reasoning|thought)"
-_PAIRED_BLOCK = re.compile(rf"<\s*({_TAG_NAMES})\s*>.*?<\s*/\s*\1\s*>", re.I | re.S)
-_CLOSE_TAG = re.compile(rf"<\s*/\s*{_TAG_NAMES}\s*>", re.I)
-_OPEN_TAG = re.compile(rf"<\s*{_TAG_NAMES}\s*>", re.I)
+_REASONING_TAG = re.compile(r"<\s*(/?)\s*(think|thinking|reasoning|thought)\s*>", re.I)
 
 # Blanked out (same length) before searching: markdown emphasis/headings/tables,
 # LaTeX wrappers and braces (so \boxed{\text{C}} reads "\boxed       C  " and a
@@ -184,17 +184,41 @@ _MASK = re.compile(
 )
 
 
+# Chat-template and tokenizer leftovers: "<|im_end|>", "</s>", "<eos>", "[/INST]".
+_SPECIAL_TOKENS = re.compile(
+    r"<\|[A-Za-z0-9_.\-]{1,40}\|>|</?s>|<(?:eos|bos|pad|unk|end_of_turn|start_of_turn)>|\[/?INST\]", re.I
+)
+
+
 def _normalise(text: str) -> str:
     t = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    return _INVISIBLE.sub("", t)
+    return _SPECIAL_TOKENS.sub(" ", _INVISIBLE.sub("", t))
 
 
 def _strip_reasoning(t: str) -> str:
-    t = _PAIRED_BLOCK.sub(" ", t)
-    closes = list(_CLOSE_TAG.finditer(t))
-    if closes:  # opening tag missing or mismatched: all before it is reasoning
-        t = t[closes[-1].end():]
-    return _OPEN_TAG.sub(" ", t)  # never closed: keep the content, drop the tag
+    # One linear pass over the tags (a regex with a back-reference would be
+    # quadratic on outputs full of unclosed tags).
+    tags = [(mt.start(), mt.end(), bool(mt.group(1)), mt.group(2).lower()) for mt in _REASONING_TAG.finditer(t)]
+    if not tags:
+        return t
+    pieces: list[str] = []
+    kept_from = 0  # start of the text not yet copied
+    open_at: tuple[int, str] | None = None  # the unmatched opening tag, if any
+    for start, end, closing, name in tags:
+        if not closing:
+            if open_at is None:
+                open_at = (start, name)
+        elif open_at is not None and open_at[1] == name:
+            pieces.append(t[kept_from:open_at[0]])  # <think> ... </think>: drop the block
+            pieces.append(" ")
+            kept_from, open_at = end, None
+        else:
+            # A closing tag whose opening is missing or mismatched: everything
+            # before it was reasoning.
+            pieces, kept_from, open_at = [], end, None
+    pieces.append(t[kept_from:])
+    # An opening tag never closed (truncated output): keep its content, drop the tag.
+    return _REASONING_TAG.sub(" ", "".join(pieces))
 
 
 def _mask(t: str) -> str:
@@ -219,13 +243,21 @@ _COPULAS = frozenset({
     "fits", "matches", "best", "because", "since", "as", "here", "then", "too",
     "also", "remains", "could", "might", "may", "can", "will", "wins",
 })
+# Words that make a capital "A" the article even right after an answer cue
+# ("Answer: A careful look at the frames shows ... so D").
+_ARTICLE_NOUNS = frozenset({
+    "careful", "close", "closer", "review", "look", "detailed", "thorough", "quick", "brief",
+    "surgeon", "video", "clip", "frame", "few", "lot", "number", "series", "key", "combination",
+    "laparoscopic", "good", "possible", "major", "significant", "clear", "single", "similar",
+    "more", "reasonable", "plausible", "likely", "definitive", "definite", "certain", "specific",
+})
 # "I think", "I would" ... : the pronoun, not option I.
 _PRONOUN_VERBS = frozenset({
     "think", "am", "was", "would", "will", "believe", "guess", "can", "cannot", "could",
     "have", "had", "do", "did", "don", "need", "must", "should", "may", "might", "feel",
     "choose", "chose", "pick", "select", "suspect", "see", "say", "agree", "go", "lean",
     "mean", "hope", "assume", "notice", "observe", "conclude", "also", "really", "just",
-    "want", "prefer", "know", "cant", "dont", "am", "will", "shall", "'m", "honestly",
+    "want", "prefer", "know", "cant", "dont", "shall", "honestly",
 })
 
 # Modes for reading a letter after a cue.
@@ -259,6 +291,8 @@ def _read_letter(m: str, p: int, mode: int, decorated: bool) -> _Tok | None:
     if not decorated:
         if mode != _M_OPTION and ch in "ai" and word and low not in _CONNECTOR_WORDS:
             return None  # the article "a" / pronoun "i" followed by a word
+        if ch == "A" and low in _ARTICLE_NOUNS and mode != _M_OPTION:
+            return None
         if mode == _M_SOFT:
             if ch.islower():
                 return None
@@ -277,7 +311,7 @@ _DECOR_HINT = re.compile(r"[(\[]|(?i:option|choice|letter|opci|alternative)|选�
 # Between letters of a group: "A or B", "B/C", "A, B or C", "A and B",
 # "B, or maybe C", Chinese 或/和, German/French/Spanish or/and.
 _CONNECTOR = re.compile(
-    r"""[ \t)\]"'>]*(?P<sep>,?[ \t]*(?:/|&|(?<![A-Za-z])(?i:or|and|nor|oder|und|ou|et|o|y)(?![A-Za-z])"""
+    r"""[ \t)\]"'>]*(?P<sep>(?:,[ \t]*)?(?:/|&|(?<![A-Za-z])(?i:or|and|nor|oder|und|ou|et|o|y)(?![A-Za-z])"""
     r"""|或者|或|和|与|與|还是|還是|及)|,)"""
     r"""[ \t]*(?:(?i:maybe|possibly|perhaps|probably|even)[ \t]+)?"""
     r"""(?:(?i:option|choice)[ \t]*)?[ \t"'(\[<]*"""
@@ -357,9 +391,9 @@ _POST_REJECT = re.compile(
               |should\s+be|has\s+been|have\s+been)\s+)?
         (?:(?:also|clearly|definitely|obviously|certainly|both|all|therefore|thus|likely|probably)\s+)?
         {_NEG_WORDS}\b
-      | \s*(?:isn't|aren't|wasn't|doesn't|don't|can't|cannot|won't|wouldn't|shouldn't|couldn't|didn't
+      | (?:isn't|aren't|wasn't|doesn't|don't|can't|cannot|won't|wouldn't|shouldn't|couldn't|didn't
               |(?:does|do|did|is|are|was|would|could|should|can|will)\s+not)\b
-      | \s*(?:是)?(?:错误|错的|錯誤|错|錯|不对|不對|不正确|不正確|被排除)
+      | (?:是)?(?:错误|错的|錯誤|错|錯|不对|不對|不正确|不正確|被排除)
     )
     """
 )
@@ -399,7 +433,7 @@ _CUES: list[tuple[re.Pattern[str], int, int, bool]] = [
     (re.compile(r"最终答案|最終答案|(?i:endg[üu]ltige\s+antwort|respuesta\s+final|r[ée]ponse\s+finale)"
                 r"\s*(?:是|为|為|(?i:ist|lautet|es|est))?\s*:?\s*"), _T_AUTH, _M_ANSWER, True),
     # --- STRONG: explicit answer statements --------------------------------
-    (re.compile(rf"(?i)(?<![A-Za-z]){_ADJ}answer(?![A-Za-z])\s*(?:{_VERB}\s*:?\s*)?{_ADVERBS}"),
+    (re.compile(rf"(?i)(?<![A-Za-z</]){_ADJ}answer(?![A-Za-z])\s*(?:{_VERB}\s*:?\s*)?{_ADVERBS}"),
      _T_STRONG, _M_ANSWER, True),
     # ("another option is B" offers an alternative, it does not answer)
     (re.compile(rf"(?i)(?<![A-Za-z])(?<!another )(?<!other )(?<!alternative )"
@@ -430,19 +464,30 @@ _CUES: list[tuple[re.Pattern[str], int, int, bool]] = [
 _POST_CUE = re.compile(
     r"""(?ix)[ \t)\]"'>]*
     (?:
-        (?:is|would\s+be|seems\s+to\s+be|appears\s+to\s+be|must\s+be)\s+(?:the\s+)?
+        (?:is|would\s+be|seems\s+to\s+be|appears\s+to\s+be|must\s+be)\s+(?:(?:the|my|our)\s+)?
             (?:(?:correct|right|best|most\s+(?:likely|appropriate|plausible|probable)|only\s+correct)\s+)?
-            (?:answer|option|choice|one)(?![a-z])
+            (?:answer|option|choice|one|guess|bet|pick)(?![a-z])
       | (?:is\s+|seems\s+)?(?:(?:the\s+)?(?:correct|right|best\s+(?:answer|option|choice|fit|match))
             |fits\s+best|matches\s+best|best\s+fits|best\s+matches)(?![a-z])
-      | \s*(?:是正确|是正確|正确|正確|是对|是對)
+      | (?:是正确|是正確|正确|正確|是对|是對)
     )"""
 )
-_BOLD = re.compile(rf"(\*\*|__)[ \t]*[(\[]?[ \t]*{_LETTER_RE.pattern}[ \t]*[)\]]?[ \t]*[.:]?[ \t]*\1")
+_BOLD = re.compile(rf"(\*\*|__)[ \t]*(?:[(\[][ \t]*)?{_LETTER_RE.pattern}[ \t]*(?:[)\]][ \t]*)?(?:[.:][ \t]*)?\1")
 # Start of a line: "C. Dissection", "(C) text", "- b) ...", "C: text", "C" alone.
 _LINE_ITEM = re.compile(
-    rf"(?m)^[ \t>\-•+]*(?:\d+[.)][ \t]+)?(?P<open>[(\[])?[ \t]*{_LETTER_RE.pattern}"
-    r"[ \t]*(?P<close>[)\]])?[ \t]*(?P<punct>[.:\-–—])?[ \t]*(?P<rest>[^\n]*)$"
+    r"(?m)^[ \t>\-•+]*(?:\d+[.)][ \t]+)?(?P<word>(?i:option|choice)[ \t]*)?(?:(?P<open>[(\[])[ \t]*)?"
+    rf"{_LETTER_RE.pattern}[ \t]*(?P<close>[)\]])?[ \t]*(?P<punct>[.:,\-–—])?[ \t]*(?P<rest>[^\n]*)$"
+)
+_REASON_WORD = re.compile(r"(?i)(?:because|since|as|given|due)(?![A-Za-z])")
+# Per-option verdict lists: "B. Dissection - correct", "A: no", "Option C: ... ✗".
+_VERDICT_TAIL = r"[\s.!)\]]*$"
+_LINE_NEG = re.compile(
+    r"(?i)(?:[-–—:(,]|(?<![a-z])(?:is|are|seems|looks))\s*(?:incorrect|wrong|no|unlikely|false|ruled\s+out|excluded"
+    r"|eliminated|not\s+(?:correct|right|likely|visible|present|shown|this(?:\s+one)?)|✗|❌|✘|×)" + _VERDICT_TAIL
+)
+_LINE_POS = re.compile(
+    r"(?i)(?:[-–—:(,]|(?<![a-z])(?:is|seems|looks))\s*(?:correct|right|yes|true|✓|✔|✅|most\s+likely"
+    r"|best(?:\s+(?:fit|match|answer|option))?|(?:the\s+)?(?:correct\s+)?answer)" + _VERDICT_TAIL
 )
 _PAREN = re.compile(rf"[(\[][ \t]*{_LETTER_RE.pattern}[ \t]*[)\]]")
 _OPTION_WORD = re.compile(r"(?i)(?<![A-Za-z])(?:option|choice|letter|opci[oó]n|alternative)\s*")
@@ -486,7 +531,7 @@ class _Cand:
     end: int
     letters: tuple[str, ...]  # upper case, in order of mention
     tier: int
-    kind: str  # "cue" | "post" | "bold" | "item" | "line" | "paren" | "option" | "final" | "group"
+    kind: str  # cue, post, bold, verdict, item, line, paren, option, final, group, alt
     list_item: bool = False  # a line item followed by text (possibly an echoed option list)
 
     @property
@@ -564,6 +609,7 @@ class _Options:
             if all(s[1] <= a[0] or s[0] >= a[1] for a in accepted):
                 accepted.append(s)
         self.spans = sorted(accepted)
+        self._starts = [s[0] for s in self.spans]
 
     @staticmethod
     def _normalise_option(opt: object, idx: int) -> str | None:
@@ -581,20 +627,19 @@ class _Options:
         return hits[0] if len(hits) == 1 else None
 
     def covers(self, pos: int) -> bool:
-        return any(a <= pos < b for a, b, _ in self.spans)
+        k = bisect.bisect_right(self._starts, pos) - 1  # accepted spans do not overlap
+        return k >= 0 and pos < self.spans[k][1]
 
-    def pick(self, m: str, region_start: int | None) -> tuple[int | None, int]:
-        """(option index or None, number of distinct options seen)."""
+    def pick(self, m: str, region_start: int | None) -> int | None:
+        """The one option named after ``region_start`` (whole text if None)."""
         if region_start is None:
             spans = self.spans
         else:
             spans = [s for s in self.spans if s[0] >= region_start]
             if spans and re.fullmatch(r"""[\s:"'(\[\-–—.,]*""", m[region_start:spans[0][0]]):
-                return spans[0][2], 1  # the option starts right after the cue
+                return spans[0][2]  # the option starts right after the cue
         distinct = {s[2] for s in spans}
-        if len(distinct) == 1:
-            return distinct.pop(), 1
-        return None, len(distinct)
+        return distinct.pop() if len(distinct) == 1 else None  # several -> unparsed
 
 
 # --------------------------------------------------------------------------
@@ -660,7 +705,7 @@ def _extract(text: str, valid: tuple[str, ...], options: Sequence[str] | None) -
 
     if chosen is None:
         region = max(regions) if regions else None
-        idx, n = opts.pick(m, region)
+        idx = opts.pick(m, region)
         if idx is not None:
             return Extraction(valid[idx], "ok")
         return _UNPARSED
@@ -670,7 +715,7 @@ def _extract(text: str, valid: tuple[str, ...], options: Sequence[str] | None) -
     letter = chosen.letters[0]
     if any(a.start > chosen.end and set(a.distinct) - {letter} for a in alts):
         return _HEDGE  # "The answer is B, but it could also be C"
-    if chosen.tier == _T_WEAK and _weak_line_ambiguous(chosen, m, cands, opts, validset):
+    if chosen.tier == _T_WEAK and _weak_line_ambiguous(chosen, m, opts, validset):
         return _UNPARSED
     return Extraction(letter, "ok")
 
@@ -701,7 +746,7 @@ def _choose(cands: list[_Cand], m: str) -> _Cand | None:
     return chosen
 
 
-def _weak_line_ambiguous(chosen: _Cand, m: str, cands: list[_Cand], opts: _Options, validset: set[str]) -> bool:
+def _weak_line_ambiguous(chosen: _Cand, m: str, opts: _Options, validset: set[str]) -> bool:
     """Does the line of a WEAK winner mention another valid, unrejected letter?"""
     line_start = m.rfind("\n", 0, chosen.start) + 1
     line_end = m.find("\n", chosen.end)
@@ -737,6 +782,7 @@ def _collect(t: str, m: str) -> tuple[list[_Cand], list[_Cand], list[int]]:
                 if c is not None:
                     cands.append(c)
 
+    group_until = -1  # letters inside an already-read loose group start no new one
     for lm in _LETTER_RE.finditer(m):
         i = lm.start(1)
         ch = lm.group(1)
@@ -747,9 +793,10 @@ def _collect(t: str, m: str) -> tuple[list[_Cand], list[_Cand], list[int]]:
             if tok is not None and not _pre_rejected(m, i):
                 cands.append(_Cand(i, i + 1, (tok.letter,), _T_STRONG, "post"))
         # Loose groups in prose: "A or B", "either B or C", "B/C", "Between B and D".
-        if ch.isupper() or decorated:
+        if (ch.isupper() or decorated) and i >= group_until:
             g = _read_group(m, i, _M_SOFT, upper_cont=True)
-            if g is not None and len(g.toks) > 1 and not any(c.kind == "group" and c.start <= i < c.end for c in cands):
+            if g is not None and len(g.toks) > 1:
+                group_until = g.end
                 c = _cand_from_group(g, _T_WEAK, "group", m, truncate_on_reject=False)
                 if c is not None:
                     cands.append(c)
@@ -770,15 +817,19 @@ def _collect(t: str, m: str) -> tuple[list[_Cand], list[_Cand], list[int]]:
             cands.append(c)
 
     for im in _LINE_ITEM.finditer(m):
-        i = im.start(2)
-        ch = im.group(2)
-        decorated = bool(im.group("open") or im.group("close") or im.group("punct"))
+        i = im.start(3)  # the letter (groups: word, open, letter, ...)
+        ch = im.group(3)
+        decorated = bool(im.group("word") or im.group("open") or im.group("close") or im.group("punct"))
         rest = im.group("rest").strip()
-        if not decorated and rest:
-            continue  # "A careful look ...", "I think ..."
-        if ch.islower() and not decorated and ch in "ai" and rest:
-            continue
-        c = _single(i, ch, _T_WEAK, "item" if rest else "line", m, list_item=bool(rest))
+        if not decorated and rest and not _REASON_WORD.match(rest):
+            continue  # "A careful look ...", "I think ..." (but "B because ..." counts)
+        tail = m[i + 1:im.end()]
+        if rest and _LINE_NEG.search(tail):
+            continue  # "A. Preparation - incorrect"
+        if rest and _LINE_POS.search(tail):
+            c = _single(i, ch, _T_STRONG, "verdict", m)  # "B. Dissection - correct"
+        else:
+            c = _single(i, ch, _T_WEAK, "item" if rest else "line", m, list_item=bool(rest))
         if c is not None:
             cands.append(c)
 
@@ -788,6 +839,8 @@ def _collect(t: str, m: str) -> tuple[list[_Cand], list[_Cand], list[int]]:
             cands.append(c)
 
     for om in _OPTION_WORD.finditer(m):
+        if not m[m.rfind("\n", 0, om.start()) + 1:om.start()].strip(" \t>-•+"):
+            continue  # "Option B: ..." starting a line is a line item (above)
         g = _read_group(m, om.end(), _M_OPTION)
         if g is not None:
             c = _cand_from_group(g, _T_WEAK, "option", m, truncate_on_reject=False)
