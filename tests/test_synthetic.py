@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
+import av
 import numpy as np
 import pytest
-
-import av
-import itertools
-
 from PIL import Image
 
 from medhorizon_tasks.data import synthetic as S
@@ -23,6 +21,7 @@ from medhorizon_tasks.data.visual_code import (
     decode_code,
     encode_code,
 )
+from medhorizon_tasks.errors import DataError
 
 TASKS = {
     "PR",
@@ -123,7 +122,7 @@ def test_refuses_to_replace_foreign_folder(tmp_path):
     root = tmp_path / "mine"
     root.mkdir()
     (root / "precious.txt").write_text("keep me")
-    with pytest.raises(FileExistsError):
+    with pytest.raises(DataError, match="refusing to replace"):
         S.build_synthetic(root, progress=False)
     assert (root / "precious.txt").read_text() == "keep me"
 

@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import DataError
 from .visual_code import BackgroundGenerator, encode_code
 
 __all__ = [
@@ -956,7 +957,7 @@ def build_synthetic(
         if not force and _is_valid(root, seed):  # another process built it meanwhile
             return bench
         if root.exists() and not _looks_disposable(root):
-            raise FileExistsError(
+            raise DataError(
                 f"{root} exists and is not a synthetic MedHorizon build; refusing to replace it"
             )
         tmp = root.parent / f".{root.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"

@@ -25,8 +25,7 @@ from pathlib import Path
 from loguru import logger
 
 from ...benchmarks.medhorizon import scoring
-from ...benchmarks.medhorizon.protocol import (FrameSetting, build_prompt, load_frames, plan_for,
-                                               video_file, video_index)
+from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, load_frames, plan_for, video_file, video_index
 from ...benchmarks.medhorizon.release import DATA_ENV, Item, items_to_dataset, load_release
 from ...errors import MedHorizonError, VideoError
 from ...paths import VIDEO_ROOT_ENV

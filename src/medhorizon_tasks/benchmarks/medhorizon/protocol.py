@@ -6,8 +6,9 @@ Modes (paper sections 4.1 and 4.3, appendix 8):
   over the whole video, or a fixed uniform budget (``frames=N``);
 - ``text``: the identical question and options, no frames (the "Text" / blind row);
 - ``oracle``: the item's evidence frames (the "GT-images" row);
-- ``random``: no model at all, a seeded uniform guess (the "Random" row), see
-  :func:`random_guess`.
+The "Random" row of the paper is the ``medhorizon_random`` probe model (a
+seeded uniform guess, :func:`medhorizon_tasks.probes.random_answer`) run on
+the text task.
 
 How frames reach a model: the frames themselves, decoded by this library in
 chronological order, with their timestamps written into the prompt. A model
@@ -17,7 +18,6 @@ therefore sees exactly the planned frames whatever its own sampler would do.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +30,7 @@ from ...sampling import FpsCap, FramePlan, Oracle, Uniform, VideoMeta, plan_fram
 from ...video import VideoIndex, decode_plan, index_video
 from .release import LETTERS, Item
 
-MODES = ("visual", "text", "oracle", "random")
+MODES = ("visual", "text", "oracle")
 INSTRUCTION = "Answer with only the letter (A, B, C, or D) of the correct option."
 DEFAULT_FPS = 1.0
 DEFAULT_CAP = 64           # the paper's fixed-frame budget for most open models
@@ -134,8 +134,3 @@ def build_prompt(item: Item, plan: FramePlan | None = None) -> str:
     lines.append(INSTRUCTION)
     return "\n".join(lines)
 
-
-def random_guess(uid: str, seed: int = 0, n_options: int = 4) -> str:
-    """A seeded uniform guess for one item, the same in every process and on every machine."""
-    digest = hashlib.sha256(f"{seed}:{uid}".encode()).digest()
-    return chr(ord("A") + int.from_bytes(digest[:8], "big") % n_options)

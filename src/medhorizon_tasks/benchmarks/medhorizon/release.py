@@ -9,6 +9,7 @@ line, when there is no usable uid) and the field.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -18,9 +19,9 @@ from pathlib import Path
 
 from ...errors import DataError
 from ...jsonl import iter_jsonl
-from .taxonomy import FINE_GRAINED, SEMANTIC_REASONING, resolve_task
+from .taxonomy import resolve_task
 
-__all__ = ["Item", "load_release", "flatten_record", "FEATURES", "items_to_dataset", "LETTERS", "DATA_ENV"]
+__all__ = ["Item", "load_release", "flatten_record", "features", "items_to_dataset", "LETTERS", "DATA_ENV"]
 
 LETTERS = ("A", "B", "C", "D")
 DATA_ENV = "MEDHORIZON_DATA"
@@ -71,7 +72,9 @@ class Item:
         return cls(**fields)
 
 
-def _features():
+@functools.cache
+def features():
+    """The ``datasets.Features`` of a flattened item (``datasets`` is imported on first use: it is slow)."""
     from datasets import Features, Sequence, Value
 
     return Features({
@@ -85,32 +88,11 @@ def _features():
     })
 
 
-class _LazyFeatures:
-    """``datasets`` is imported on first use only (it is slow to import)."""
-
-    _value = None
-
-    def __get__(self, obj, objtype=None):
-        if _LazyFeatures._value is None:
-            _LazyFeatures._value = _features()
-        return _LazyFeatures._value
-
-
-class _Namespace:
-    FEATURES = _LazyFeatures()
-
-
-def __getattr__(name):  # module-level lazy attribute: release.FEATURES
-    if name == "FEATURES":
-        return _Namespace.FEATURES
-    raise AttributeError(name)
-
-
 def items_to_dataset(items: list[Item]):
     """The flattened items as a ``datasets.Dataset`` with the documented Features."""
     from datasets import Dataset
 
-    return Dataset.from_list([it.to_record() for it in items], features=_Namespace.FEATURES)
+    return Dataset.from_list([it.to_record() for it in items], features=features())
 
 
 # ------------------------------------------------------------------ parsing
