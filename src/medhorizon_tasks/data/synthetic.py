@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ..benchmarks.medhorizon.taxonomy import FINE_GRAINED, TASK_TYPES
 from ..errors import DataError
 from .visual_code import BackgroundGenerator, encode_code
 
@@ -72,21 +73,14 @@ LETTERS = "ABCD"
 FINE = "Fine-grained Understanding"
 SEMANTIC = "Semantic Reasoning"
 
-# code -> (task name, task class, category)
+# code -> (task name, task class, category); names and families come from the taxonomy.
+_CATEGORIES = {
+    "PR": "Procedure Workflow", "SD": "Procedure Workflow", "RL": "Anatomy", "BPQ": "Quality Assessment",
+    "LLS": "Lesion", "Site": "Lesion", "Hist": "Lesion", "Size": "Lesion", "IR": "Instrument",
+    "WR": "Workflow Reasoning", "RSR": "Workflow Reasoning", "CPR": "Quantitative Reasoning", "LA": "Lesion",
+}
 SYNTHETIC_TASKS: dict[str, tuple[str, str, str]] = {
-    "PR": ("Phase Recognition", FINE, "Procedure Workflow"),
-    "SD": ("Step Discrimination", FINE, "Procedure Workflow"),
-    "RL": ("Region Localization", FINE, "Anatomy"),
-    "BPQ": ("Bowel Preparation Quality", FINE, "Quality Assessment"),
-    "LLS": ("Largest Lesion Size", FINE, "Lesion"),
-    "Site": ("Lesion Site Binding", FINE, "Lesion"),
-    "Hist": ("Lesion Histology Binding", FINE, "Lesion"),
-    "Size": ("Lesion Size Binding", FINE, "Lesion"),
-    "IR": ("Instrument Recognition", SEMANTIC, "Instrument"),
-    "WR": ("Workload Ranking", SEMANTIC, "Workflow Reasoning"),
-    "RSR": ("Ranked Step Retrieval", SEMANTIC, "Workflow Reasoning"),
-    "CPR": ("Count-Proportion Reasoning", SEMANTIC, "Quantitative Reasoning"),
-    "LA": ("Lesion Analysis", SEMANTIC, "Lesion"),
+    t.code: (t.name, FINE if t.family == FINE_GRAINED else SEMANTIC, _CATEGORIES[t.code]) for t in TASK_TYPES
 }
 _LESION_TASKS = {"LLS", "Site", "Hist", "Size", "LA"}
 _GLOBAL_TASKS = {"WR", "RSR", "CPR"}

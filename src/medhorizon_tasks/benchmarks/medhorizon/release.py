@@ -159,7 +159,8 @@ def _parse_answer(raw, options: tuple[str, ...], where: str, problems: list[str]
     return None
 
 
-def _parse_uid(raw) -> str | None:
+def parse_uid(raw) -> str | None:
+    """A uid as text: integers and non-blank strings are accepted, anything else (bools included) is not."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int):
@@ -286,7 +287,7 @@ def flatten_record(record: object, line: int, problems: list[str]) -> list[Item]
         if not isinstance(qa, dict):
             problems.append(f"{video} field 'qa[{j}]': expected an object, got {type(qa).__name__}")
             continue
-        uid = _parse_uid(qa.get("uid"))
+        uid = parse_uid(qa.get("uid"))
         if uid is None:
             problems.append(f"{video} field 'qa[{j}].uid': missing or not an integer/string, got {qa.get('uid')!r}")
             continue

@@ -15,7 +15,7 @@ from ...errors import DataError
 from ...extract import extract_choice
 from ...jsonl import iter_jsonl
 from ...stats import wilson_ci
-from .release import Item
+from .release import Item, parse_uid
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
 
 __all__ = ["score_item", "missing_record", "error_record", "read_predictions", "score_predictions",
@@ -53,16 +53,6 @@ def error_record(item: Item, mode: str, error: str) -> dict:
 
 # ------------------------------------------------------------ prediction files
 
-def _uid_of(value) -> str | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
-
-
 def read_predictions(path: str | os.PathLike, known_uids) -> dict[str, dict]:
     """``uid -> {"raw": str | None, "mode": str | None, "error": str | None}`` from a predictions file.
 
@@ -97,7 +87,7 @@ def read_predictions(path: str | os.PathLike, known_uids) -> dict[str, dict]:
 
 
 def _from_plain(rec: dict, line: int, problems: list[str]):
-    uid = _uid_of(rec.get("uid"))
+    uid = parse_uid(rec.get("uid"))
     if uid is None:
         problems.append(f"line {line}: field 'uid': missing or not an integer/string")
         return None
@@ -123,7 +113,7 @@ def _from_lmms_sample(rec: dict, line: int, problems: list[str]):
     """A line of an lmms-eval samples file; our per-item record sits under the metric name ``accuracy``."""
     metric = rec.get("accuracy") if isinstance(rec.get("accuracy"), dict) else {}
     doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
-    uid = _uid_of(metric.get("uid", doc.get("uid")))
+    uid = parse_uid(metric.get("uid", doc.get("uid")))
     if uid is None:
         problems.append(f"line {line}: field 'accuracy.uid': this lmms-eval sample is not from a medhorizon task")
         return None
