@@ -181,7 +181,8 @@ def test_questions(records):
         tags = [q["synthetic_tag"] for q in r["qa"]]
         assert len(set(tags)) == len(tags) and all(0 <= t < 64 for t in tags)
         for q in r["qa"]:
-            assert q["question"].endswith(f" [probe #{q['synthetic_tag']}]")
+            mark = f" [probe #{q['synthetic_tag']} first-seen]" if "synthetic_codes" in q else f" [probe #{q['synthetic_tag']}]"
+            assert q["question"].endswith(mark)
             opts = q["options"]
             if isinstance(opts, dict):
                 n_mapping += 1
@@ -267,8 +268,9 @@ def test_every_evidence_frame_decodes(built, records, key):
     assert len(frames) == rec["num_frames"]
     inside = np.zeros(len(frames), dtype=bool)
     for q in rec["qa"]:
-        want = (q["synthetic_tag"], LETTERS.index(q["answer"]))
-        for s, e in q["evidence"]["frame_windows"]:
+        codes = [tuple(c) for c in q.get("synthetic_codes", [])] or \
+            [(q["synthetic_tag"], LETTERS.index(q["answer"]))] * len(q["evidence"]["frame_windows"])
+        for (s, e), want in zip(q["evidence"]["frame_windows"], codes):
             inside[s : e + 1] = True
             for i in range(s, e + 1):
                 assert decode_code(frames[i]) == want, (key, q["uid"], i)
@@ -418,3 +420,15 @@ def test_rebuild_on_seed_change_and_force(tmp_path, tiny_layout):
     S.build_synthetic(root, seed=1, force=True, progress=False)
     assert tiny_layout == [0, 1, 1]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "b.lock"]
+
+
+def test_order_items(records):
+    """Order items: two windows, the earlier shows the answer, the later a different (decoy) letter."""
+    order = [(r, q) for r in records for q in r["qa"] if "synthetic_codes" in q]
+    assert len(order) == 8 and len({r["dataset"] for r, _ in order}) >= 6
+    for r, q in order:
+        (w1, w2), (c1, c2) = q["evidence"]["frame_windows"], q["synthetic_codes"]
+        assert w1[1] < w2[0]
+        assert c1 == [q["synthetic_tag"], LETTERS.index(q["answer"])]
+        assert c2[0] == q["synthetic_tag"] and c2[1] != c1[1]
+        assert q["task_id"] == "RSR"

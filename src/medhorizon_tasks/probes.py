@@ -5,7 +5,9 @@
   (:mod:`medhorizon_tasks.data.visual_code`) from the frames it is given and
   answers the question whose probe tag is in the prompt, in varied free-form
   styles (so answer extraction is exercised too); with no evidence frame among
-  its inputs it refuses. On the synthetic benchmark it therefore scores ~100%
+  its inputs it refuses. For order items (``[probe #N first-seen]``) it answers
+  with the first code it sees in the order the frames were given, so frame
+  order perturbations break exactly those items. On the synthetic benchmark it therefore scores ~100%
   with oracle frames and exactly as well as the frame sampler finds the
   evidence otherwise. It knows nothing about clinical video.
 
@@ -22,7 +24,7 @@ from collections.abc import Iterable
 
 from .data.visual_code import decode_code
 
-_TAG = re.compile(r"\[probe #(\d+)\]")
+_TAG = re.compile(r"\[probe #(\d+)( first-seen)?\]")
 _OPTION = re.compile(r"^([A-Z])\.\s+(.*\S)\s*$", re.MULTILINE)
 
 REFUSAL = "I cannot determine the answer: none of the frames I was given shows the relevant evidence."
@@ -73,11 +75,11 @@ def needle_answer(images: Iterable, prompt: str, seed: int = 0) -> str:
     options = options_in(prompt)
     if m is None or not options:
         return REFUSAL
-    tag = int(m.group(1))
-    votes = Counter(idx for t, idx in read_codes(images) if t == tag and idx < len(options))
-    if not votes:
+    tag, first_seen = int(m.group(1)), bool(m.group(2))
+    seen = [idx for t, idx in read_codes(images) if t == tag and idx < len(options)]
+    if not seen:
         return REFUSAL
-    idx = votes.most_common(1)[0][0]
+    idx = seen[0] if first_seen else Counter(seen).most_common(1)[0][0]
     letter, text = options[idx]
     other = options[(idx + 1 + _h(seed, "x", prompt) % (len(options) - 1)) % len(options)][0]
     style = STYLES[_h(seed, "style", prompt) % len(STYLES)]

@@ -17,6 +17,15 @@ MedHorizon's admission rule (paper, appendix 7.1), implemented by
 Capped inputs are never produced by prefix truncation. Fixed-frame rows
 (:class:`Uniform`) apply the same uniform rule to the full decoded frame-index
 sequence. :class:`Oracle` shows the item's evidence frames instead.
+
+The paper's diagnostics (section 4.4-4.5, appendix 8) live here too:
+
+* :func:`perturb` / :class:`Perturbation` reorder a finished plan (RQ3:
+  reverse, block shuffle with 8 blocks, local shuffle with window 16), seeded
+  and reproducible; the frames stay the same, only their order changes.
+* :class:`FrameChange` and :class:`Hybrid` (RQ4) choose frames of the 1 FPS
+  grid from a per-video :class:`ChangeSignal` (see
+  :func:`medhorizon_tasks.frame_change.change_signal` for computing one).
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ import numpy as np
 __all__ = [
     "VideoMeta", "FramePlan", "FpsCap", "Uniform", "Oracle", "plan_frames",
     "fps_candidates", "uniform_subsample",
+    "ChangeSignal", "FrameChange", "Hybrid",
+    "Perturbation", "perturb", "PERTURBATION_KINDS",
 ]
 
 
@@ -126,6 +137,106 @@ class Oracle:
         return f"oracle(fps={self.fps:g},cap={self.cap})"
 
 
+@dataclass(frozen=True)
+class ChangeSignal:
+    """How much the picture changes over one video: ``scores[k]`` at ``times[k]``.
+
+    ``times``: seconds on the video's own timeline (0 = its first frame, as in
+    :class:`VideoMeta`), strictly increasing. ``scores``: how much the picture
+    changed at that point compared with the previous point (non-negative; the
+    first point has nothing to compare with and scores 0 by convention).
+    ``method`` records how the signal was computed; it is not compared.
+    Computed from a video by :func:`medhorizon_tasks.frame_change.change_signal`.
+    """
+
+    times: tuple[float, ...]
+    scores: tuple[float, ...]
+    method: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        times = tuple(float(t) for t in self.times)
+        scores = tuple(float(x) for x in self.scores)
+        if len(times) != len(scores):
+            raise ValueError(f"a change signal needs one score per time point, got {len(times)} times "
+                             f"and {len(scores)} scores")
+        if not all(math.isfinite(t) for t in times) or any(b <= a for a, b in zip(times, times[1:])):
+            raise ValueError("change signal times must be finite and strictly increasing")
+        if not all(math.isfinite(x) and x >= 0 for x in scores):
+            raise ValueError("change signal scores must be finite and non-negative")
+        object.__setattr__(self, "times", times)
+        object.__setattr__(self, "scores", scores)
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+
+def _check_budget(n, what: str) -> None:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n <= 0:
+        raise ValueError(f"{what}: the frame budget n must be a positive integer, got {n!r}")
+
+
+@dataclass(frozen=True)
+class FrameChange:
+    """Differential frame-change sampling (paper RQ4): the ``n`` frames where the picture changes most.
+
+    The candidates are the ``fps`` grid (:func:`fps_candidates`, 1 FPS by
+    default). Change points are ranked by score, highest first (equal scores:
+    earlier first); each is mapped to the candidate nearest in time (equally
+    near: the earlier one); a change point whose candidate is already taken is
+    skipped in favour of the next-ranked change point. Points scoring 0 (no
+    change at all) are not ranked. When the signal yields fewer than ``n``
+    distinct candidates (a short or static video), the remaining frames are
+    the not-yet-chosen candidates spread uniformly (:func:`uniform_subsample`),
+    and the plan's ``policy`` records ``->uniform_fill(k)``. Frames are shown
+    chronologically; a video with at most ``n`` candidates gives them all.
+    """
+
+    n: int
+    signal: ChangeSignal = field(repr=False)
+    fps: float = 1.0
+
+    def __post_init__(self):
+        _check_budget(self.n, "frame_change")
+        if not isinstance(self.signal, ChangeSignal):
+            raise TypeError(f"frame_change needs a ChangeSignal, got {type(self.signal).__name__}")
+
+    def describe(self) -> str:
+        extra = "" if self.fps == 1.0 else f",fps={self.fps:g}"
+        return f"frame_change(n={self.n}{extra})"
+
+
+@dataclass(frozen=True)
+class Hybrid:
+    """Half uniform, half differential frames (paper RQ4, appendix 8).
+
+    ``ceil(n / 2)`` candidates come from :func:`uniform_subsample` over the
+    ``fps`` grid (so the first and last candidate are always there when
+    ``n >= 3``), then the top-ranked :class:`FrameChange` candidates that are not
+    already chosen, until ``n`` frames in total (uniform fill as in
+    :class:`FrameChange` when the signal runs out). The uniform half takes the
+    odd frame: coverage of the whole procedure is what the paper found to be
+    the stable part, and for the paper's budgets (32, 64) both halves are equal
+    anyway. Frames are shown chronologically.
+    """
+
+    n: int
+    signal: ChangeSignal = field(repr=False)
+    fps: float = 1.0
+
+    def __post_init__(self):
+        _check_budget(self.n, "hybrid")
+        if not isinstance(self.signal, ChangeSignal):
+            raise TypeError(f"hybrid needs a ChangeSignal, got {type(self.signal).__name__}")
+
+    @property
+    def n_uniform(self) -> int:
+        return (self.n + 1) // 2
+
+    def describe(self) -> str:
+        extra = "" if self.fps == 1.0 else f",fps={self.fps:g}"
+        return f"hybrid(n={self.n}{extra})"
+
+
 # ----------------------------------------------------------------- the rule
 
 def fps_candidates(meta: VideoMeta, fps: float) -> np.ndarray:
@@ -176,6 +287,10 @@ def plan_frames(meta: VideoMeta, policy) -> FramePlan:
             fallback = FpsCap(policy.fps, policy.fallback_cap)
             idx = uniform_subsample(fps_candidates(meta, fallback.fps), fallback.cap)
             label = f"{label}->no_windows->{fallback.describe()}"
+    elif isinstance(policy, (FrameChange, Hybrid)):
+        idx, filled = _change_indices(meta, policy)
+        if filled:
+            label = f"{label}->uniform_fill({filled})"
     else:
         raise TypeError(f"unknown frame policy {policy!r}")
     idx = np.asarray(idx, dtype=np.int64)
@@ -200,3 +315,143 @@ def _oracle_indices(meta: VideoMeta, policy: Oracle) -> np.ndarray | None:
     if policy.cap is not None:
         idx = uniform_subsample(idx, policy.cap)
     return idx
+
+
+# ------------------------------------------------------- frame-change sampling
+
+def _change_ranking(cand_times: np.ndarray, signal: ChangeSignal) -> np.ndarray:
+    """Positions into the candidates, best change first, each at most once (see :class:`FrameChange`)."""
+    if len(cand_times) == 0 or len(signal) == 0:
+        return np.zeros(0, dtype=np.int64)
+    times = np.asarray(signal.times, dtype=np.float64)
+    scores = np.asarray(signal.scores, dtype=np.float64)
+    order = np.lexsort((np.arange(len(times)), -scores))  # score descending, then earlier first
+    order = order[scores[order] > 0]
+    t = times[order]
+    right = np.clip(np.searchsorted(cand_times, t, side="left"), 0, len(cand_times) - 1)
+    left = np.clip(right - 1, 0, len(cand_times) - 1)
+    nearest = np.where(np.abs(t - cand_times[left]) <= np.abs(cand_times[right] - t), left, right)
+    _, first = np.unique(nearest, return_index=True)  # first = best-ranked change point per candidate
+    return nearest[np.sort(first)].astype(np.int64)
+
+
+def _change_indices(meta: VideoMeta, policy) -> tuple[np.ndarray, int]:
+    """(frame indices, number of uniform-fill frames) for a FrameChange or Hybrid policy."""
+    cands = fps_candidates(meta, policy.fps)
+    n = int(policy.n)
+    if len(cands) <= n:
+        return cands, 0
+    positions = np.arange(len(cands), dtype=np.int64)
+    chosen = uniform_subsample(positions, policy.n_uniform) if isinstance(policy, Hybrid) else positions[:0]
+    ranked = _change_ranking(meta.times_of(cands), policy.signal)
+    ranked = ranked[~np.isin(ranked, chosen)]
+    chosen = np.concatenate([chosen, ranked[: n - len(chosen)]])
+    filled = n - len(chosen)
+    if filled:
+        rest = positions[~np.isin(positions, chosen)]
+        chosen = np.concatenate([chosen, uniform_subsample(rest, filled)])
+    return cands[np.sort(chosen)], filled
+
+
+# ------------------------------------------------------- order perturbations
+
+PERTURBATION_KINDS = ("original", "reverse", "block_shuffle", "local_shuffle")
+
+
+def _check_positive_int(value, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """An order perturbation of a finished plan (paper RQ3); see :func:`perturb`."""
+
+    kind: str
+    seed: int = 0
+    blocks: int = 8
+    window: int = 16
+
+    def __post_init__(self):
+        if self.kind not in PERTURBATION_KINDS:
+            raise ValueError(f"unknown order perturbation {self.kind!r} (expected one of {', '.join(PERTURBATION_KINDS)})")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ValueError(f"perturbation seed must be a non-negative integer, got {self.seed!r}")
+        _check_positive_int(self.blocks, "blocks")
+        _check_positive_int(self.window, "window")
+
+    def describe(self) -> str:
+        if self.kind == "block_shuffle":
+            return f"block_shuffle(blocks={self.blocks},seed={self.seed})"
+        if self.kind == "local_shuffle":
+            return f"local_shuffle(window={self.window},seed={self.seed})"
+        return self.kind
+
+    def order(self, n: int) -> np.ndarray:
+        """The new order of a plan of ``n`` frames: position k shows old frame ``order[k]``."""
+        if self.kind == "original" or n < 2:
+            return np.arange(n, dtype=np.int64)
+        if self.kind == "reverse":
+            return np.arange(n - 1, -1, -1, dtype=np.int64)
+        rng = np.random.default_rng(int(self.seed))
+        if self.kind == "block_shuffle":
+            # np.array_split sizes: the first n % b blocks are one frame longer.
+            blocks = np.array_split(np.arange(n, dtype=np.int64), min(int(self.blocks), n))
+            return np.concatenate([blocks[b] for b in _non_identity_permutation(rng, len(blocks))])
+        out = np.arange(n, dtype=np.int64)  # local_shuffle
+        w = int(self.window)
+        for start in range(0, n, w):
+            stop = min(start + w, n)
+            out[start:stop] = start + _non_identity_permutation(rng, stop - start)
+        return out
+
+    def apply(self, plan: FramePlan) -> FramePlan:
+        """The same frames in the perturbed order; timestamps travel with their frames.
+
+        ``original`` returns ``plan`` itself (same frames, order and ``policy``),
+        so the unperturbed row shares its cache key with the plain plan. Other
+        kinds append ``|`` and :meth:`describe` to the plan's ``policy``.
+        """
+        if self.kind == "original":
+            return plan
+        order = self.order(len(plan))
+        return FramePlan(tuple(plan.indices[k] for k in order), tuple(plan.timestamps[k] for k in order),
+                         f"{plan.policy}|{self.describe()}")
+
+
+def _non_identity_permutation(rng: np.random.Generator, k: int) -> np.ndarray:
+    """A random permutation of ``range(k)`` that is not the identity when k >= 2.
+
+    Drawn as the argsort of ``k`` uniform doubles (plain ``Generator.random``
+    output, the most version-stable part of numpy's generator API), redrawn
+    while it is the identity (rejection keeps it uniform over the others).
+    """
+    if k < 2:
+        return np.arange(k, dtype=np.int64)
+    ident = np.arange(k)
+    while True:
+        p = np.argsort(rng.random(k), kind="stable")
+        if not np.array_equal(p, ident):
+            return p.astype(np.int64)
+
+
+def perturb(plan: FramePlan, kind: str, *, seed: int = 0, blocks: int = 8, window: int = 16) -> FramePlan:
+    """``plan`` with its frame order perturbed (paper RQ3, appendix 8: 256 frames, 8 blocks, window 16).
+
+    * ``original``: unchanged (the plan itself is returned).
+    * ``reverse``: exact reverse order.
+    * ``block_shuffle``: the chronological sequence is cut into ``blocks``
+      contiguous blocks of near-equal size (sizes differ by at most one, longer
+      blocks first; ``min(blocks, len(plan))`` blocks), and the blocks are
+      permuted, never by the identity when there are two or more blocks.
+    * ``local_shuffle``: frames are shuffled within consecutive windows of
+      ``window`` frames (the last window may be shorter); every window of two or
+      more frames is permuted, never by the identity. A frame never leaves its window.
+
+    Deterministic: the result depends only on (plan, kind, seed, blocks or
+    window), through ``numpy.random.default_rng(seed)``; one generator is used
+    per call, windows drawn in chronological order. The returned plan's
+    ``policy`` is ``"<plan.policy>|<kind>(<parameter>,seed=<seed>)"``, e.g.
+    ``fps_cap(fps=1,cap=256)|block_shuffle(blocks=8,seed=0)``.
+    """
+    return Perturbation(kind, seed=seed, blocks=blocks, window=window).apply(plan)

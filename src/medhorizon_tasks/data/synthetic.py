@@ -65,7 +65,7 @@ __all__ = [
     "write_video",
 ]
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 SYNTHETIC_JSONL_NAME = "medhorizon_synthetic.jsonl"
 MANIFEST_NAME = "manifest.json"
 LETTERS = "ABCD"
@@ -125,6 +125,14 @@ _VIDEO_LAYOUT: tuple[
 # Edge cases: the long video whose last window ends on its very last frame,
 # and the short video whose first-half window starts at frame 0.
 _ENDS_ON_LAST_FRAME = "syn-galar-01"
+# Videos that get one extra order-dependent question (task RSR): two evidence
+# windows carry different codes, and the answer is the code of the window that
+# comes FIRST in time; the question is marked "[probe #N first-seen]" so the
+# needle probe answers with the first code it sees. Reversing or shuffling the
+# frame order then breaks exactly these items.
+_ORDER_VIDEOS = frozenset({"syn-autolaparo-01", "syn-grasp-00", "syn-multibypass-00", "syn-pitvqa-01",
+                           "syn-tmvp-00", "syn-tmvp-01", "syn-us_study-00", "syn-us_study-01"})
+ORDER_MARK = "first-seen"
 _STARTS_AT_FRAME_0 = "syn-us_study-00"
 
 _MIN_WINDOW_S, _MAX_WINDOW_S = 3.0, 8.0
@@ -482,6 +490,10 @@ def _question_text(task: str, source: str, rng: np.random.Generator) -> str:
             f"Counting across the whole {procedure}, what is the answer to the marked count/proportion query?",
             f"Over the full {procedure}, how often does the marked event occur (count or proportion)?",
         ],
+        "ORDER": [
+            f"Which of these events is seen first in this {procedure}?",
+            f"Of the following, which event occurs earliest in this {procedure}?",
+        ],
         "LA": [
             f"Considering all findings of this {procedure}, which overall assessment is correct?",
             f"Which summary best integrates the findings of this {procedure}?",
@@ -497,6 +509,9 @@ def _options_for(task: str, source: str, rng: np.random.Generator) -> list[str]:
     if task == "RSR":
         pool = _STEPS.get(source, _SURGICAL_STEPS)
         return _ranking_options(rng, pool)
+    if task == "ORDER":
+        pool = _STEPS.get(source, _SURGICAL_STEPS)
+        return [pool[i] for i in rng.choice(len(pool), size=4, replace=False)]
     vocab = _vocab(task, source)
     idx = rng.choice(len(vocab), size=4, replace=False)
     return [vocab[i] for i in idx]
@@ -553,7 +568,7 @@ def _window_length(rng: np.random.Generator, fps: float) -> int:
 def plan_synthetic(seed: int = 0) -> list[dict[str, Any]]:
     """The benchmark's JSONL records (one per video), a pure function of ``seed``."""
     rng = np.random.default_rng([int(seed) & 0xFFFFFFFF, GENERATOR_VERSION])
-    n_questions = sum(len(v[4]) for v in _VIDEO_LAYOUT)
+    n_questions = sum(len(v[4]) for v in _VIDEO_LAYOUT) + len(_ORDER_VIDEOS)
     answers = np.tile(np.arange(4), (n_questions + 3) // 4)[:n_questions]
     rng.shuffle(answers)
 
@@ -568,9 +583,11 @@ def plan_synthetic(seed: int = 0) -> list[dict[str, Any]]:
         gap = round(_GAP_S * fps)
 
         order = [tasks[i] for i in rng.permutation(len(tasks))]
+        if key in _ORDER_VIDEOS:
+            order.append("ORDER")
         tags = [int(t) for t in rng.choice(64, size=len(order), replace=False)]
         n_windows = [
-            2 if (t in _GLOBAL_TASKS or rng.random() < 0.2) else 1 for t in order
+            2 if (t in _GLOBAL_TASKS or t == "ORDER" or rng.random() < 0.2) else 1 for t in order
         ]
         lengths = [[_window_length(rng, fps) for _ in range(k)] for k in n_windows]
 
@@ -602,9 +619,10 @@ def plan_synthetic(seed: int = 0) -> list[dict[str, Any]]:
                 windows[qi].append(w)
 
         qa: list[dict[str, Any]] = []
-        for qi, task in enumerate(order):
+        for qi, kind in enumerate(order):
+            task = "RSR" if kind == "ORDER" else kind
             answer_index = int(answers[uid])
-            options = _options_for(task, source, rng)
+            options = _options_for(kind, source, rng)
             # put a randomly chosen option at the answer position
             correct = options.pop(int(rng.integers(0, 4)))
             options.insert(answer_index, correct)
@@ -625,10 +643,16 @@ def plan_synthetic(seed: int = 0) -> list[dict[str, Any]]:
             else:
                 support = "local"
             name, task_class, category = SYNTHETIC_TASKS[task]
+            mark = f"[probe #{tags[qi]} {ORDER_MARK}]" if kind == "ORDER" else f"[probe #{tags[qi]}]"
+            extra: dict[str, Any] = {}
+            if kind == "ORDER":
+                # the earlier window shows the answer, the later one a decoy option
+                decoy = (answer_index + 1 + int(rng.integers(0, 3))) % 4
+                extra["synthetic_codes"] = [[tags[qi], answer_index], [tags[qi], decoy]]
             qa.append(
                 {
                     "uid": uid,
-                    "question": f"{_question_text(task, source, rng)} [probe #{tags[qi]}]",
+                    "question": f"{_question_text(kind, source, rng)} {mark}",
                     "options": options_field,
                     "answer": LETTERS[answer_index],
                     "task_id": task,
@@ -640,6 +664,7 @@ def plan_synthetic(seed: int = 0) -> list[dict[str, Any]]:
                         "frame_windows": [[s, e] for s, e in frame_windows],
                     },
                     "synthetic_tag": tags[qi],
+                    **extra,
                 }
             )
             uid += 1
@@ -761,11 +786,17 @@ def count_frames(path: str | Path) -> int:
 
 
 def frame_codes(record: dict[str, Any]) -> np.ndarray:
-    """Per native frame: ``tag * 4 + answer_index`` inside evidence windows, else -1."""
+    """Per native frame: ``tag * 4 + letter_index`` inside evidence windows, else -1.
+
+    A window shows its question's answer, except in order items, whose
+    ``synthetic_codes`` give one (tag, letter_index) per window (chronological).
+    """
     codes = np.full(int(record["num_frames"]), -1, dtype=np.int16)
     for q in record["qa"]:
-        code = int(q["synthetic_tag"]) * 4 + LETTERS.index(q["answer"])
-        for s, e in q["evidence"]["frame_windows"]:
+        per_window = q.get("synthetic_codes") or [[q["synthetic_tag"], LETTERS.index(q["answer"])]] * len(
+            q["evidence"]["frame_windows"])
+        for (s, e), (tag, letter_index) in zip(q["evidence"]["frame_windows"], per_window):
+            code = int(tag) * 4 + int(letter_index)
             if (codes[s : e + 1] >= 0).any():
                 raise ValueError(f"overlapping evidence windows in {record['key']}")
             codes[s : e + 1] = code
