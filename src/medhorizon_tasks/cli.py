@@ -1,6 +1,7 @@
 """The ``medhorizon-tasks`` command.
 
-Sub-commands: ``score``, ``demo``, ``synthetic``, ``task-path``. Errors in the
+Sub-commands: ``score``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
+``synthetic``, ``task-path``. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
 """
@@ -58,6 +59,40 @@ def _cmd_score(args) -> int:
     return 0
 
 
+def _cmd_diagnose(args) -> int:
+    from .diagnose import format_rows, run_diagnostic
+
+    rows = run_diagnostic(args.kind, args.model, model_args=args.model_args or "", synthetic=args.synthetic,
+                          data=args.data, out=args.out, limit=args.limit, num_processes=args.num_processes,
+                          echo=args.verbose)
+    print(format_rows(rows))
+    print(f"\nwrote {Path(args.out) / (args.kind + '.csv')}, .json and .png")
+    return 0
+
+
+def _cmd_stats(args) -> int:
+    from .benchmarks.medhorizon.sparsity import format_sparsity, sparsity_report
+
+    rep = sparsity_report(_load_items("medhorizon", args.data))
+    print(json.dumps(rep, indent=2) if args.json else format_sparsity(rep))
+    return 0
+
+
+def _cmd_plot(args) -> int:
+    from . import plots
+
+    out = Path(args.out)
+    loaded = {Path(p).stem: plots.load_accuracy_file(p) for p in args.results}
+    written = [plots.plot_per_task(loaded, out / "per_task.png")]
+    curves = {name: plots.budget_curve(acc) for name, acc in loaded.items()}
+    curves = {k: v for k, v in curves.items() if v}
+    if curves:
+        written.append(plots.plot_frame_scaling(curves, out / "frame_scaling.png"))
+    for p in written:
+        print(p)
+    return 0
+
+
 def _cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -84,6 +119,39 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="medhorizon_demo", help="output folder (default: ./medhorizon_demo)")
     d.add_argument("--limit", type=int, default=None, help="lmms-eval --limit (items per task), for a quick look")
     d.set_defaults(func=_cmd_demo)
+
+    def add_run_args(x):
+        x.add_argument("--model", required=True, help="lmms-eval model name (e.g. qwen2_5_vl, medhorizon_needle)")
+        x.add_argument("--model_args", default="", help="lmms-eval --model_args for that model")
+        where = x.add_mutually_exclusive_group()
+        where.add_argument("--synthetic", action="store_true", help="run on the embedded synthetic benchmark")
+        where.add_argument("--data", help="release JSONL or dataset folder (default: $MEDHORIZON_DATA)")
+        x.add_argument("--out", default="medhorizon_diagnostics", help="output folder; rerun with the same one to resume")
+        x.add_argument("--limit", type=int, default=None, help="lmms-eval --limit (items per task)")
+        x.add_argument("--num_processes", type=int, default=1, help="processes (accelerate launch)")
+        x.add_argument("--verbose", action="store_true", help="echo lmms-eval's output")
+
+    g = sub.add_parser("diagnose", help="run one of the paper's diagnostics for a model (resumable)")
+    g.add_argument("kind", choices=["budgets", "evidence", "order", "sampling"],
+                   help="budgets: 4..512 uniform frames (RQ1); evidence: random/text/uniform/oracle (RQ2); "
+                        "order: original/reverse/block/local shuffle at 256 frames (RQ3); sampling: uniform/"
+                        "frame-change/hybrid at 32 and 64 frames (RQ4)")
+    add_run_args(g)
+    g.set_defaults(func=_cmd_diagnose)
+
+    w = sub.add_parser("sweep", help="frame-budget sweep 4..512 (= diagnose budgets); resumes where it stopped")
+    add_run_args(w)
+    w.set_defaults(func=_cmd_diagnose, kind="budgets")
+
+    st = sub.add_parser("stats", help="evidence-sparsity statistics of a release (paper appendix 6.4)")
+    st.add_argument("--data", help="release JSONL or dataset folder (default: $MEDHORIZON_DATA)")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=_cmd_stats)
+
+    pl = sub.add_parser("plot", help="plots (PNG) from lmms-eval results JSON or `score --json` files")
+    pl.add_argument("results", nargs="+", help="results files; one series each")
+    pl.add_argument("--out", default="medhorizon_plots", help="output folder")
+    pl.set_defaults(func=_cmd_plot)
 
     y = sub.add_parser("synthetic", help="(re)generate the embedded synthetic benchmark")
     y.add_argument("--out", default=None, help="folder (default: $MEDHORIZON_SYNTHETIC_DIR or the user cache)")

@@ -125,7 +125,6 @@ def _keyframe_pass(container, stream, side: int, t0: float) -> _Scorer:
 def _step_pass(container, stream, side: int, t0: float, step: float, key_times: list[float],
                duration: float) -> _Scorer:
     stream.codec_context.skip_frame = "DEFAULT"
-    stream.thread_type = "AUTO"
     scorer = _Scorer(side, t0)
     keys = np.asarray(sorted(key_times), dtype=np.float64)
     decoded_to = -math.inf  # time of the last frame decoded
@@ -174,6 +173,7 @@ def change_signal(path: str | os.PathLike, *, side: int = 32, uid: str | None = 
     container = _open(path, uid)
     try:
         stream = container.streams.video[0]
+        stream.thread_type = "AUTO"  # must be set before the decoder opens
         t0 = _start_time(stream)
         try:
             scorer = _keyframe_pass(container, stream, side, t0)

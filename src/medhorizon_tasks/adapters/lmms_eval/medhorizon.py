@@ -88,10 +88,11 @@ def doc_to_text(doc: dict, lmms_eval_specific_kwargs=None) -> str:
     if not setting.shows_frames:
         return build_prompt(item)
     try:
-        index = video_index(video_file(item, doc["video_root"]), item.uid)
+        path = video_file(item, doc["video_root"])
+        return build_prompt(item, plan_for(item, setting, video_index(path, item.uid), path))
     except VideoError:
-        index = None  # reported per item by doc_to_visual / process_results
-    return build_prompt(item, plan_for(item, setting, index))
+        # reported per item by doc_to_visual / process_results; the model gets no frames
+        return build_prompt(item)
 
 
 def doc_to_target(doc: dict) -> str:

@@ -1,16 +1,20 @@
 """The pipeline probe models, registered through lmms-eval's ``lmms_eval.models`` entry point.
 
 ``--model medhorizon_random`` and ``--model medhorizon_needle``; their logic is
-in :mod:`medhorizon_tasks.probes`. Model args: ``seed`` (int, default 0) and
+in :mod:`medhorizon_tasks.probes`. Model args: ``seed`` (int, default 0),
 ``record_path`` (optional JSONL file; each request appends what the model
 received: task, doc id, number of images and the SHA-256 of each image's
-pixels — the test that the model sees exactly the planned frames reads it).
+pixels — the test that the model sees exactly the planned frames reads it) and
+``delay_s`` (seconds to wait per request, default 0: lets the interruption
+tests kill a run in the middle). ``medhorizon_resume`` (resumable.py) wraps
+any model to make a run resumable item by item.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 
 from lmms_eval.api.model import lmms
 from lmms_eval.models.registry_v2 import ModelManifest
@@ -24,6 +28,7 @@ def manifests() -> list[ModelManifest]:
     return [
         ModelManifest("medhorizon_random", simple_class_path=f"{base}.RandomProbe"),
         ModelManifest("medhorizon_needle", simple_class_path=f"{base}.NeedleProbe"),
+        ModelManifest("medhorizon_resume", simple_class_path="medhorizon_tasks.adapters.lmms_eval.resumable.ResumableModel"),
     ]
 
 
@@ -36,10 +41,11 @@ def image_digest(img) -> str:
 
 
 class _Probe(lmms):
-    def __init__(self, seed: int | str = 0, record_path: str = "", **kwargs) -> None:
+    def __init__(self, seed: int | str = 0, record_path: str = "", delay_s: float | str = 0, **kwargs) -> None:
         super().__init__()
         self.seed = int(seed)
         self.record_path = str(record_path or "")
+        self.delay_s = float(delay_s)
 
     @property
     def device(self):
@@ -57,6 +63,8 @@ class _Probe(lmms):
             visuals = doc_to_visual(self.task_dict[task][split][doc_id]) if doc_to_visual else []
             visuals = [v for v in (visuals or []) if v is not None]
             text = self.answer(visuals, context)
+            if self.delay_s:
+                time.sleep(self.delay_s)
             if self.record_path:
                 with open(self.record_path, "a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"task": task, "doc_id": doc_id, "rank": self.rank,

@@ -25,12 +25,25 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import VideoError
+from ...frame_change import change_signal
 from ...paths import resolve_video_path
-from ...sampling import FpsCap, FramePlan, Oracle, Uniform, VideoMeta, plan_frames
+from ...sampling import (
+    ChangeSignal,
+    FpsCap,
+    FrameChange,
+    FramePlan,
+    Hybrid,
+    Oracle,
+    Perturbation,
+    Uniform,
+    VideoMeta,
+    plan_frames,
+)
 from ...video import VideoIndex, decode_plan, index_video
 from .release import LETTERS, Item
 
 MODES = ("visual", "text", "oracle")
+STRATEGIES = ("uniform", "frame_change", "hybrid")
 INSTRUCTION = "Answer with only the letter (A, B, C, or D) of the correct option."
 DEFAULT_FPS = 1.0
 DEFAULT_CAP = 64           # the paper's fixed-frame budget for most open models
@@ -39,17 +52,31 @@ DEFAULT_MAX_SIDE = 448     # frames are shrunk so the longer side is at most thi
 
 @dataclass(frozen=True)
 class FrameSetting:
-    """How frames are admitted for one run. ``frames`` (a fixed uniform budget) overrides fps/cap."""
+    """How frames are admitted for one run (the task's ``lmms_eval_specific_kwargs``).
+
+    ``frames`` (a fixed budget) overrides fps/cap: uniform over the whole
+    decoded sequence, or chosen by ``strategy`` ``frame_change`` / ``hybrid``
+    on the fps grid. ``order`` perturbs the chronological order afterwards
+    (``reverse``, ``block_shuffle``, ``local_shuffle``; seeded by ``order_seed``).
+    """
 
     mode: str = "visual"
     fps: float = DEFAULT_FPS
     cap: int = DEFAULT_CAP
     frames: int | None = None
     max_side: int | None = DEFAULT_MAX_SIDE
+    strategy: str = "uniform"
+    order: str = "original"
+    order_seed: int = 0
 
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"unknown mode {self.mode!r}; expected one of {', '.join(MODES)}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy {self.strategy!r}; expected one of {', '.join(STRATEGIES)}")
+        if self.strategy != "uniform" and not self.frames:
+            raise ValueError(f"strategy {self.strategy!r} needs a frame budget (frames=N)")
+        Perturbation(self.order, seed=self.order_seed)  # validates kind and seed
 
     @classmethod
     def from_kwargs(cls, kwargs: dict | None) -> "FrameSetting":
@@ -58,14 +85,27 @@ class FrameSetting:
         max_side = kw.get("max_side", DEFAULT_MAX_SIDE)
         return cls(mode=str(kw.get("mode", "visual")), fps=float(kw.get("fps", DEFAULT_FPS)),
                    cap=int(kw.get("cap", DEFAULT_CAP)), frames=int(frames) if frames else None,
-                   max_side=int(max_side) if max_side else None)
+                   max_side=int(max_side) if max_side else None, strategy=str(kw.get("strategy", "uniform")),
+                   order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)))
 
-    def policy(self, item: Item):
+    @property
+    def needs_change_signal(self) -> bool:
+        return self.mode == "visual" and self.strategy != "uniform"
+
+    def policy(self, item: Item, signal: ChangeSignal | None = None):
         if self.mode == "oracle":
             return Oracle(item.evidence_windows, fps=self.fps, fallback_cap=self.cap)
+        if self.strategy == "frame_change":
+            return FrameChange(self.frames, signal, fps=self.fps)
+        if self.strategy == "hybrid":
+            return Hybrid(self.frames, signal, fps=self.fps)
         if self.frames:
             return Uniform(self.frames)
         return FpsCap(self.fps, self.cap)
+
+    @property
+    def perturbation(self) -> Perturbation:
+        return Perturbation(self.order, seed=self.order_seed)
 
     @property
     def shows_frames(self) -> bool:
@@ -93,12 +133,36 @@ def video_index(path: Path, uid: str | None = None) -> VideoIndex:
         raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
 
 
-def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None) -> FramePlan | None:
-    """The frame plan of an item; built on the real frame times when the video is indexed."""
+@functools.lru_cache(maxsize=64)
+def _cached_signal(path: str, size: int, mtime_ns: int) -> ChangeSignal:
+    return change_signal(path)
+
+
+def video_change_signal(path: Path, uid: str | None = None) -> ChangeSignal:
+    """The low-resolution picture-change signal of a video, computed once per process while unchanged."""
+    st = path.stat()
+    try:
+        return _cached_signal(str(path), st.st_size, st.st_mtime_ns)
+    except VideoError as exc:
+        raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
+
+
+def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None,
+             path: Path | None = None) -> FramePlan | None:
+    """The frame plan of an item; built on the real frame times when the video is indexed.
+
+    Frame-change and hybrid strategies need the video itself (``path``) for
+    their change signal.
+    """
     if not setting.shows_frames:
         return None
     meta = index.meta() if index is not None else VideoMeta(item.num_frames, item.fps)
-    return plan_frames(meta, setting.policy(item))
+    signal = None
+    if setting.needs_change_signal:
+        if path is None:
+            raise VideoError(f"strategy {setting.strategy} needs the video", uid=item.uid)
+        signal = video_change_signal(path, item.uid)
+    return setting.perturbation.apply(plan_frames(meta, setting.policy(item, signal)))
 
 
 def load_frames(item: Item, setting: FrameSetting, video_root: str | os.PathLike) -> tuple[FramePlan, np.ndarray]:
@@ -108,7 +172,7 @@ def load_frames(item: Item, setting: FrameSetting, video_root: str | os.PathLike
     if index.num_frames < item.num_frames * 0.99:
         raise VideoError(f"video is truncated: the data says {item.num_frames} frames, the file has "
                          f"{index.num_frames}", path=str(path), uid=item.uid)
-    plan = plan_for(item, setting, index)
+    plan = plan_for(item, setting, index, path)
     frames = decode_plan(path, plan, max_side=setting.max_side, uid=item.uid, index=index)
     return plan, frames
 
@@ -119,14 +183,22 @@ def _clock(seconds: float) -> str:
 
 
 def build_prompt(item: Item, plan: FramePlan | None = None) -> str:
-    """The question prompt. Text mode (``plan=None``) gets the identical question, options and instruction."""
+    """The question prompt. Text mode (``plan=None``) gets the identical question, options and instruction.
+
+    Frames in chronological order come with their timestamps. A plan whose
+    order was perturbed (the RQ3 diagnostic) gets neither the timestamps nor
+    the word "chronological": timestamps would let a model undo the
+    perturbation.
+    """
     lines = []
     if plan is not None:
-        stamps = ", ".join(f"{t:.1f}" for t in plan.timestamps)
-        lines.append(
-            f"These are {len(plan)} frames from a {_clock(item.duration_s)} clinical video, "
-            f"in chronological order, sampled over the whole video. "
-            f"Frame timestamps in seconds: {stamps}.")
+        head = f"These are {len(plan)} frames from a {_clock(item.duration_s)} clinical video"
+        if list(plan.indices) == sorted(plan.indices):
+            stamps = ", ".join(f"{t:.1f}" for t in plan.timestamps)
+            lines.append(f"{head}, in chronological order, sampled over the whole video. "
+                         f"Frame timestamps in seconds: {stamps}.")
+        else:
+            lines.append(f"{head}, sampled over the whole video.")
         lines.append("")
     lines.append(f"Question: {item.question}")
     lines.append("Options:")

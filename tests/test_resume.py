@@ -1,0 +1,93 @@
+"""Nothing lost on interruption: the response journal, and a sweep killed with SIGKILL and resumed."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from medhorizon_tasks.benchmarks.medhorizon import scoring
+from medhorizon_tasks.benchmarks.medhorizon.release import load_release
+from medhorizon_tasks.journal import Journal, request_key
+
+
+def test_journal_round_trip_and_torn_last_line(tmp_path):
+    j = Journal(tmp_path / "j.jsonl")
+    j.add("k1", "A")
+    j.add("k2", "The answer is B")
+    j.add("k1", "changed")  # a finished request is never redone or overwritten
+    with open(tmp_path / "j.jsonl", "a") as fh:
+        fh.write('{"key": "k3", "respo')  # killed in the middle of a write
+    again = Journal(tmp_path / "j.jsonl")
+    assert len(again) == 2 and again.get("k1") == "A" and "k3" not in again
+    again.add("k3", "C")
+    lines = (tmp_path / "j.jsonl").read_text().splitlines()
+    assert [json.loads(x)["key"] for x in lines] == ["k1", "k2", "k3"]
+
+
+def test_journal_reads_other_ranks(tmp_path):
+    Journal(tmp_path / "j.rank1").add("a", "x")
+    j = Journal(tmp_path / "j.rank0", read_also=[tmp_path / "j.rank1"])
+    assert j.get("a") == "x"
+    assert request_key("t", 1, "prompt") == request_key("t", 1, "prompt") != request_key("t", 2, "prompt")
+
+
+SWEEP = ["sweep", "--model", "medhorizon_needle", "--model_args", "delay_s=0.08", "--synthetic", "--limit", "10"]
+
+
+def _sweep(out, **kw):
+    return subprocess.Popen([sys.executable, "-m", "medhorizon_tasks.cli", *SWEEP, "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
+
+
+def _journal_lines(out):
+    return sum(len(p.read_text().splitlines()) for p in (out / "journal").glob("*.rank*")) if (out / "journal").exists() else 0
+
+
+def _kill_after(out, n_lines, timeout=240):
+    proc = _sweep(out)
+    deadline = time.time() + timeout
+    while _journal_lines(out) < n_lines and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the run finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _per_item(out, synthetic):
+    items = load_release(synthetic.data_path)
+    result = {}
+    for path in sorted((out / "lmms_eval").rglob("*_samples_*.jsonl")):
+        task = path.stem.split("_samples_")[1]
+        preds = scoring.read_predictions(path, [it.uid for it in items])
+        for uid, p in preds.items():
+            result[(task, uid)] = p["raw"]
+    return result
+
+
+@pytest.mark.e2e
+def test_sweep_killed_twice_resumes_to_identical_results(synthetic, tmp_path):
+    ref = tmp_path / "reference"
+    assert _sweep(ref).wait(timeout=600) == 0
+    total = _journal_lines(ref)
+    assert total == 8 * 10  # 8 budgets x 10 items, each answered once
+
+    out = tmp_path / "interrupted"
+    _kill_after(out, 1)            # killed while the first responses come in
+    first = _journal_lines(out)
+    _kill_after(out, first + 25)   # killed again, in the middle
+    assert 0 < _journal_lines(out) < total
+    assert _sweep(out).wait(timeout=600) == 0
+
+    keys = [json.loads(x)["key"] for p in (out / "journal").glob("*.rank*") for x in p.read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == total, "no request answered twice, none lost"
+    assert _per_item(out, synthetic) == _per_item(ref, synthetic)
+    with open(ref / "budgets.csv") as a, open(out / "budgets.csv") as b:
+        assert list(csv.DictReader(a)) == list(csv.DictReader(b))
+    rows = list(csv.DictReader(open(out / "budgets.csv")))
+    assert [int(r["x"]) for r in rows] == [4, 8, 16, 32, 64, 128, 256, 512]
+    assert (out / "budgets.png").stat().st_size > 1000
