@@ -1,7 +1,51 @@
-"""Generation part (draft)."""
+"""Frame admission speed and memory: our exact decoder against the readers other harnesses use.
+
+Usage::
+
+    python benchmarks/decode.py            # 2-hour 320x240 video, caps 64/512/1248, 3 runs (~15 min)
+    python benchmarks/decode.py --quick    # 10-minute video, 1 run (CI smoke use)
+
+Test videos are generated once (PyAV, libx264 ``ultrafast`` plus 3 B-frames,
+a keyframe every 250 frames) and kept in ``~/.cache/medhorizon_tasks/bench/``.
+Content: a window panning over a smooth random texture, with the frame's index
+stamped as a row of binary blocks, so every frame differs from its neighbours.
+
+Frames: MedHorizon's rule, the 1 FPS grid over the whole video uniformly capped
+to C (``plan_frames(index_video(v).meta(), FpsCap(1, C))``). Every reader gets
+the same frame indices. Timed, each run in a fresh process (so peak RSS is per
+reader; interleaved so that load from other work spreads over all readers):
+
+* ours: ``index_video`` (the packet pass every video needs) + ``decode_plan``.
+* lmms-eval 0.7.3: for an mp4 its ``read_video`` opens the container with
+  ``thread_type="AUTO"``, calls ``record_video_length_stream(container,
+  indices)`` (decodes every frame from the start up to the last index and
+  keeps the listed ones) and converts them with ``to_ndarray("rgb24")``. We
+  run exactly that, with our indices: ``read_video(num_frm=C)`` itself would
+  choose ``linspace(0, N-1, C)`` instead, and decode just as much.
+* decord: ``VideoReader(path).get_batch(indices).asnumpy()``, as VLMEvalKit
+  reads video (decord is not a dependency: ``pip install decord``).
+* cache hit: ``cached_decode`` on a warm :class:`FrameCache` (in a fresh
+  process, so the video's hash is computed, not remembered).
+
+Agreement: every target frame of every reader is compared (sha1) with a plain
+full sequential PyAV decode (frame i = the i-th frame it outputs).
+
+Memory: a 20-hour 64x48 video (25 fps, 1.8 M frames; a 10-minute encoded
+segment repeated by remuxing, so generation takes seconds) through our reader
+at cap 512, against the 2-hour one: peak RSS must not grow with video length.
+"""
+
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import hashlib
+import json
 import os
+import resource
+import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from fractions import Fraction
@@ -10,8 +54,36 @@ from pathlib import Path
 import numpy as np
 
 BENCH_DIR = Path.home() / ".cache" / "medhorizon_tasks" / "bench"
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 1  # part of the file names: bump when the generated content changes
+READERS = ("ours", "lmms", "decord", "cache")
+REFERENCES = ("lmms", "decord")
+LABELS = {"ours": "ours: index_video + decode_plan", "lmms": "lmms-eval read_video path",
+          "decord": "decord get_batch (VLMEvalKit)", "cache": "ours: cache hit (cached_decode)"}
 
+
+@dataclasses.dataclass(frozen=True)
+class Setup:
+    seconds: int = 7200
+    width: int = 320
+    height: int = 240
+    fps: int = 25
+    gop: int = 250
+    caps: tuple[int, ...] = (64, 512, 1248)
+    headline_cap: int = 512
+    runs: int = 3
+    readers: tuple[str, ...] = READERS
+    # The long, tiny video for the memory check: `long_copies` copies of a `long_segment_s` segment.
+    long_size: tuple[int, int] = (64, 48)
+    long_segment_s: int = 600
+    long_copies: int = 120
+    directory: Path = BENCH_DIR
+
+
+FULL = Setup()
+QUICK = dataclasses.replace(FULL, seconds=600, runs=1, long_copies=12)
+
+
+# ----------------------------------------------------------------- test videos
 
 def _smooth_texture(height: int, width: int, seed: int) -> np.ndarray:
     """A uint8 plane of blurred blocky noise: detail an encoder must spend bits on, but not white noise."""
@@ -56,26 +128,309 @@ def _encode(path: Path, n_frames: int, fps: int, width: int, height: int, gop: i
         out.mux(stream.encode(None))
 
 
-def bench_video(seconds: int, *, fps: int = 25, width: int = 320, height: int = 240, gop: int = 250,
-                directory: Path = BENCH_DIR) -> Path:
-    path = directory / f"pan_v{GENERATOR_VERSION}_{width}x{height}_{fps}fps_{seconds}s_gop{gop}.mp4"
+def _repeat(segment: Path, path: Path, copies: int) -> None:
+    """Write ``copies`` copies of ``segment`` back to back by remuxing its packets with shifted timestamps."""
+    import av
+
+    with av.open(str(segment)) as src:
+        s_in = src.streams.video[0]
+        packets = [(bytes(p), p.pts, p.dts, p.is_keyframe) for p in src.demux(s_in) if p.size]
+        pts = sorted(p[1] for p in packets)
+        span = len(pts) * (pts[1] - pts[0])  # constant frame rate: copy r starts r * span ticks later
+        with av.open(str(path), "w", format="mp4") as out:
+            s_out = out.add_stream_from_template(s_in)
+            for r in range(copies):
+                for data, p_pts, p_dts, key in packets:
+                    packet = av.Packet(data)
+                    packet.pts, packet.dts, packet.is_keyframe = p_pts + r * span, p_dts + r * span, key
+                    packet.time_base, packet.stream = s_in.time_base, s_out
+                    out.mux(packet)
+
+
+def _cached_file(path: Path, make) -> Path:
+    """``path``, made by ``make(tmp_path)`` first if it does not exist (atomically: an interrupted run leaves no half file)."""
     if path.exists():
         return path
-    directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".gen-", suffix=".mp4")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".gen-", suffix=".mp4")
     os.close(fd)
     t0 = time.perf_counter()
     try:
-        _encode(Path(tmp), seconds * fps, fps, width, height, gop)
+        make(Path(tmp))
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    print(f"generated {path.name} in {time.perf_counter() - t0:.0f} s", flush=True)
+    print(f"generated {path} in {time.perf_counter() - t0:.0f} s", flush=True)
     return path
 
 
+def bench_video(seconds: int, *, fps: int = 25, width: int = 320, height: int = 240, gop: int = 250,
+                directory: Path = BENCH_DIR) -> Path:
+    name = f"pan_v{GENERATOR_VERSION}_{width}x{height}_{fps}fps_{seconds}s_gop{gop}.mp4"
+    return _cached_file(directory / name, lambda tmp: _encode(tmp, seconds * fps, fps, width, height, gop))
+
+
+def long_video(segment_s: int, copies: int, *, fps: int = 25, width: int = 64, height: int = 48, gop: int = 250,
+               directory: Path = BENCH_DIR) -> Path:
+    segment = bench_video(segment_s, fps=fps, width=width, height=height, gop=gop, directory=directory)
+    name = f"{segment.stem}_x{copies}.mp4"
+    return _cached_file(directory / name, lambda tmp: _repeat(segment, tmp, copies))
+
+
+# ----------------------------------------------------------------- readers (each returns (N, H, W, 3) uint8)
+
+def read_ours(video: Path, indices: list[int]) -> np.ndarray:
+    from medhorizon_tasks.sampling import FramePlan
+    from medhorizon_tasks.video import decode_plan, index_video
+
+    return decode_plan(video, FramePlan(tuple(indices), (), "bench"), index=index_video(video))
+
+
+def read_lmms(video: Path, indices: list[int]) -> np.ndarray:
+    import av
+    from lmms_eval.models.model_utils.load_video import record_video_length_stream
+
+    # lmms_eval.models.model_utils.load_video.read_video (pyav backend, mp4), with our indices.
+    container = av.open(str(video))
+    container.streams.video[0].thread_type = "AUTO"
+    try:
+        frames = record_video_length_stream(container, np.asarray(indices))
+        output = np.empty((len(frames), *frames[0].to_ndarray(format="rgb24").shape), dtype=np.uint8)
+        for i, frame in enumerate(frames):
+            output[i] = frame.to_ndarray(format="rgb24")
+        return output
+    finally:
+        container.close()
+
+
+def read_decord(video: Path, indices: list[int]) -> np.ndarray:
+    from decord import VideoReader
+
+    return VideoReader(str(video)).get_batch(list(indices)).asnumpy()
+
+
+def read_cached(video: Path, indices: list[int], cache_root: Path) -> np.ndarray:
+    from medhorizon_tasks.frame_cache import FrameCache, cached_decode
+    from medhorizon_tasks.sampling import FramePlan
+
+    return cached_decode(video, FramePlan(tuple(indices), (), "bench"), cache=FrameCache(cache_root))
+
+
+def missing_reader(reader: str) -> str | None:
+    """Why ``reader`` cannot run here, or None."""
+    module = {"lmms": "lmms_eval", "decord": "decord"}.get(reader)
+    if module is None:
+        return None
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        return f"{module} is not installed" + (" (pip install decord)" if module == "decord" else "")
+    return None
+
+
+def _digests(frames: np.ndarray) -> list[str]:
+    return [hashlib.sha1(np.ascontiguousarray(f).tobytes()).hexdigest()[:16] for f in frames]
+
+
+def _max_rss_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes on macOS, KiB on Linux
+
+
+def measure(reader: str, video: Path, indices: list[int], cache_root: Path | None = None) -> dict:
+    """Time one read in this process: seconds, peak RSS and RSS before the read (MB), frame digests."""
+    if reader == "lmms":
+        import lmms_eval.models.model_utils.load_video  # noqa: F401  (import cost is not the read's)
+    if reader == "decord":
+        import decord  # noqa: F401
+    if reader in ("ours", "cache"):
+        import medhorizon_tasks.frame_cache  # noqa: F401
+    call = {"ours": lambda: read_ours(video, indices), "lmms": lambda: read_lmms(video, indices),
+            "decord": lambda: read_decord(video, indices),
+            "cache": lambda: read_cached(video, indices, cache_root)}[reader]
+    base = _max_rss_mb()
+    t0 = time.perf_counter()
+    frames = call()
+    seconds = time.perf_counter() - t0
+    result = {"seconds": seconds, "peak_mb": _max_rss_mb(), "base_mb": base, "shape": list(frames.shape),
+              "digests": _digests(frames)}
+    if reader == "ours":  # how much of our time is the packet pass
+        from medhorizon_tasks.video import index_video
+
+        t0 = time.perf_counter()
+        index_video(video)
+        result["index_seconds"] = time.perf_counter() - t0
+    return result
+
+
+def measure_in_subprocess(reader: str, video: Path, indices: list[int], cache_root: Path | None = None) -> dict:
+    """:func:`measure` in a fresh interpreter, so that its peak RSS belongs to this read alone."""
+    if (why := missing_reader(reader)) is not None:
+        return {"missing": why}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(indices, f)
+    try:
+        cmd = [sys.executable, __file__, "--measure", reader, str(video), f.name]
+        if cache_root is not None:
+            cmd.append(str(cache_root))
+        done = subprocess.run(cmd, capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    if done.returncode != 0:
+        raise RuntimeError(f"{reader} failed on {video}:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def sequential_digests(video: Path, wanted: set[int]) -> dict[int, str]:
+    """Digests of the ``wanted`` frames from a plain full decode: frame i is the i-th frame decoded."""
+    import av
+
+    found = {}
+    with av.open(str(video)) as container:
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        for i, frame in enumerate(container.decode(stream)):
+            if i in wanted:
+                found[i] = _digests(frame.to_ndarray(format="rgb24")[None])[0]
+    return found
+
+
+def plan_indices(video: Path, cap: int) -> list[int]:
+    from medhorizon_tasks.sampling import FpsCap, plan_frames
+    from medhorizon_tasks.video import index_video
+
+    return list(plan_frames(index_video(video).meta(), FpsCap(1.0, cap)).indices)
+
+
+# ----------------------------------------------------------------- the benchmark
+
+def _describe(video: Path) -> str:
+    from medhorizon_tasks.video import index_video
+
+    index = index_video(video)
+    seconds = index.num_frames / index.fps
+    return (f"{video.name}: {int(seconds // 3600)}:{int(seconds % 3600 // 60):02d}:{int(seconds % 60):02d}, "
+            f"{index.width}x{index.height}, {index.fps:g} fps, {index.num_frames:,} frames, "
+            f"{len(index.key_positions):,} keyframes, {video.stat().st_size / 2**20:.0f} MiB")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda r: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+    return [line(header), "  ".join("-" * w for w in widths), *map(line, rows)]
+
+
+def run(setup: Setup, out=print) -> float:
+    """Run the benchmark, printing with ``out``; returns the headline speed-up (last line printed)."""
+    from medhorizon_tasks.frame_cache import FrameCache, cached_decode
+    from medhorizon_tasks.sampling import FramePlan
+
+    readers = [r for r in setup.readers if r in READERS]
+    missing = {r: why for r in readers if (why := missing_reader(r)) is not None}
+    if not any(r in REFERENCES and r not in missing for r in readers):
+        raise SystemExit("no reference reader can run here: " + "; ".join(missing.values()))
+    video = bench_video(setup.seconds, fps=setup.fps, width=setup.width, height=setup.height, gop=setup.gop,
+                        directory=setup.directory)
+    out(f"video {_describe(video)}")
+    plans = {cap: plan_indices(video, cap) for cap in setup.caps}
+
+    cache = FrameCache(setup.directory / "frame-cache")
+    cache.clear()
+    for indices in plans.values():  # warm the cache for the cache-hit reader
+        cached_decode(video, FramePlan(tuple(indices), (), "bench"), cache=cache)
+
+    results: dict[tuple[str, int], list[dict]] = {}
+    for _ in range(setup.runs):
+        for cap in setup.caps:
+            for reader in readers:
+                results.setdefault((reader, cap), []).append(
+                    measure_in_subprocess(reader, video, plans[cap], cache.root if reader == "cache" else None))
+
+    reference = sequential_digests(video, {i for indices in plans.values() for i in indices})
+    cache.clear()
+
+    def median(reader, cap, field="seconds"):
+        runs = results[(reader, cap)]
+        return None if "missing" in runs[0] else statistics.median(r[field] for r in runs)
+
+    def fastest_reference(cap):
+        times = [(median(r, cap), r) for r in readers if r in REFERENCES and median(r, cap) is not None]
+        return min(times)
+
+    caps = setup.caps
+    out("")
+    out(f"seconds, median of {setup.runs} run(s), each in a fresh process; [peak RSS MB / growth during the read]")
+    rows = []
+    for reader in readers:
+        if reader in missing:
+            rows.append([LABELS[reader]] + [f"missing: {missing[reader]}"] * len(caps))
+            continue
+        rows.append([LABELS[reader]] + [
+            f"{median(reader, c):.2f} [{median(reader, c, 'peak_mb'):.0f} / "
+            f"{median(reader, c, 'peak_mb') - median(reader, c, 'base_mb'):.0f}]" for c in caps])
+        if reader == "ours":
+            rows.append(["  of which index_video"] + [f"{median('ours', c, 'index_seconds'):.2f}" for c in caps])
+    rows.append(["fastest reference"] + [fastest_reference(c)[1] for c in caps])
+    if "ours" in readers:
+        rows.append(["speed-up of ours vs fastest reference"] +
+                    [f"{fastest_reference(c)[0] / median('ours', c):.1f}x" for c in caps])
+    if "cache" in readers and "ours" in readers:
+        rows.append(["cache hit vs ours (decode)"] + [f"{median('ours', c) / median('cache', c):.0f}x faster"
+                                                     for c in caps])
+    for line in _table(["reader"] + [f"cap {c} ({len(plans[c])} frames)" for c in caps], rows):
+        out(line)
+
+    out("")
+    out("frame agreement with a full sequential PyAV decode (all targets, every run):")
+    for reader in readers:
+        if reader in missing:
+            continue
+        parts = []
+        for cap in caps:
+            expected = [reference[i] for i in plans[cap]]
+            bad = sum(sum(a != b for a, b in zip(r["digests"], expected)) for r in results[(reader, cap)])
+            parts.append(f"cap {cap}: {'identical' if bad == 0 else f'{bad} MISMATCHED'}")
+        out(f"  {LABELS[reader]:34s} " + ", ".join(parts))
+
+    if "ours" in readers and setup.headline_cap in caps:
+        long = long_video(setup.long_segment_s, setup.long_copies, fps=setup.fps, width=setup.long_size[0],
+                          height=setup.long_size[1], gop=setup.gop, directory=setup.directory)
+        got = measure_in_subprocess("ours", long, plan_indices(long, setup.headline_cap))
+        short_peak = median("ours", setup.headline_cap, "peak_mb")
+        out("")
+        out(f"memory vs video length, ours at cap {setup.headline_cap}:")
+        out(f"  long video  {_describe(long)} (a {setup.long_segment_s} s segment x {setup.long_copies})")
+        out(f"    {got['seconds']:.1f} s, peak RSS {got['peak_mb']:.0f} MB "
+            f"(growth during the read {got['peak_mb'] - got['base_mb']:.0f} MB)")
+        out(f"  main video: peak RSS {short_peak:.0f} MB "
+            f"(growth {short_peak - median('ours', setup.headline_cap, 'base_mb'):.0f} MB) -> long/main "
+            f"{got['peak_mb'] / short_peak:.2f}")
+
+    headline = setup.headline_cap
+    speedup = fastest_reference(headline)[0] / median("ours", headline)
+    out("")
+    out(f"admission speed-up vs fastest reference at cap {headline}: {speedup:.2f}x")
+    return speedup
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10-minute video, one run (smoke test)")
+    parser.add_argument("--runs", type=int, help="runs per reader and cap (default: 3; --quick: 1)")
+    parser.add_argument("--measure", nargs="+", metavar="ARG", help=argparse.SUPPRESS)  # internal: one timed read
+    args = parser.parse_args(argv)
+    if args.measure:
+        reader, video, indices_file, *cache_root = args.measure
+        indices = json.loads(Path(indices_file).read_text())
+        print(json.dumps(measure(reader, Path(video), indices, Path(cache_root[0]) if cache_root else None)))
+        return
+    setup = QUICK if args.quick else FULL
+    if args.runs:
+        setup = dataclasses.replace(setup, runs=args.runs)
+    run(setup)
+
+
 if __name__ == "__main__":
-    import sys
-    bench_video(int(sys.argv[1]))
+    main()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -93,6 +94,47 @@ def _cmd_plot(args) -> int:
     return 0
 
 
+def _cmd_prepare(args) -> int:
+    from .benchmarks.medhorizon.release import DATA_ENV, load_release
+    from .frame_cache import FrameCache
+    from .paths import default_video_root
+    from .prepare import parse_plans, parse_shard, prepare_frames
+
+    settings = parse_plans(args.plans)
+    shard = parse_shard(args.shard)
+    if args.synthetic:
+        from .data.synthetic import build_synthetic
+
+        bench = build_synthetic(progress=True)
+        items, root = load_release(bench.data_path), bench.video_root
+    else:
+        data = args.data or os.environ.get(DATA_ENV)
+        items = load_release(data)
+        root = Path(args.video_root) if args.video_root else default_video_root(data)
+    summary = prepare_frames(items, settings, root, cache=FrameCache(args.cache), workers=args.workers,
+                             shard=shard, progress=not args.quiet)
+    for uid, err in sorted(summary["errors"].items()):
+        print(f"error: {err}", file=sys.stderr)
+    c = summary["cache"]
+    print(f"shard {summary['shard']}: {summary['videos']} videos, {summary['plans']} plans, "
+          f"{len(summary['errors'])} item(s) with video errors; cache {c['root']}: {c['entries']} entries, "
+          f"{c['bytes'] / 1e9:.2f} GB")
+    return 1 if summary["errors"] else 0
+
+
+def _cmd_cache(args) -> int:
+    from .frame_cache import FrameCache
+
+    cache = FrameCache(args.cache)
+    if args.action == "clear":
+        print(f"removed {cache.clear()} entries from {cache.root}")
+    else:
+        info = cache.info()
+        print(json.dumps(info, default=str) if args.json else
+              f"{info['root']}: {info['entries']} entries, {info['bytes'] / 1e9:.3f} GB")
+    return 0
+
+
 def _cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -152,6 +194,26 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("results", nargs="+", help="results files; one series each")
     pl.add_argument("--out", default="medhorizon_plots", help="output folder")
     pl.set_defaults(func=_cmd_plot)
+
+    pf = sub.add_parser("prepare-frames", help="decode frame plans into the frame cache ahead of a run")
+    src = pf.add_mutually_exclusive_group()
+    src.add_argument("--synthetic", action="store_true", help="the embedded synthetic benchmark")
+    src.add_argument("--data", help="release JSONL or dataset folder (default: $MEDHORIZON_DATA)")
+    pf.add_argument("--video-root", help="default: $MEDHORIZON_VIDEO_ROOT, else the data's folder")
+    pf.add_argument("--plans", default="cap64", help="comma list of capN, framesN, frame_changeN, hybridN, oracle "
+                    "(default cap64)")
+    pf.add_argument("--workers", type=int, default=1, help="videos decoded at once")
+    pf.add_argument("--shard", help="i/n: this machine's share of the videos (default: accelerate's process "
+                    "index, else 0/1)")
+    pf.add_argument("--cache", help="cache folder (default: $MEDHORIZON_FRAME_CACHE or ~/.cache/medhorizon_tasks/frames)")
+    pf.add_argument("--quiet", action="store_true")
+    pf.set_defaults(func=_cmd_prepare)
+
+    ca = sub.add_parser("cache", help="frame cache size report, or clear it")
+    ca.add_argument("action", choices=["info", "clear"])
+    ca.add_argument("--cache", help="cache folder (default: $MEDHORIZON_FRAME_CACHE or ~/.cache/medhorizon_tasks/frames)")
+    ca.add_argument("--json", action="store_true")
+    ca.set_defaults(func=_cmd_cache)
 
     y = sub.add_parser("synthetic", help="(re)generate the embedded synthetic benchmark")
     y.add_argument("--out", default=None, help="folder (default: $MEDHORIZON_SYNTHETIC_DIR or the user cache)")

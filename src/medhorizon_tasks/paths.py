@@ -35,3 +35,12 @@ def resolve_video_path(root: str | os.PathLike, relative: str, *, uid: str | Non
             f"field 'video_path' {relative!r} resolves outside the video root {root_real} (symlink to {real})",
             uid=uid) from None
     return candidate
+
+
+def default_video_root(data_path: str | os.PathLike) -> Path:
+    """``$MEDHORIZON_VIDEO_ROOT``, else the folder holding the data (a dataset folder, or the data file's folder)."""
+    env = os.environ.get(VIDEO_ROOT_ENV)
+    if env:
+        return Path(env).expanduser()
+    data = Path(data_path).expanduser()
+    return data if data.is_dir() else data.parent

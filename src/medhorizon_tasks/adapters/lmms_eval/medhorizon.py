@@ -28,7 +28,7 @@ from ...benchmarks.medhorizon import scoring
 from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, load_frames, plan_for, video_file, video_index
 from ...benchmarks.medhorizon.release import DATA_ENV, Item, items_to_dataset, load_release
 from ...errors import MedHorizonError, VideoError
-from ...paths import VIDEO_ROOT_ENV
+from ...paths import VIDEO_ROOT_ENV, default_video_root
 
 # uid -> reason, for items whose video failed in this process (read by process_results).
 _VIDEO_ERRORS: dict[tuple[str, str], str] = {}
@@ -47,10 +47,7 @@ def process_docs_release(dataset):
             f"The medhorizon tasks need the release: set {DATA_ENV}=/path/to/mlvbench_test.jsonl (or a local "
             f"dataset folder) and {VIDEO_ROOT_ENV}=/path/to/videos. For the embedded synthetic benchmark use "
             "--tasks medhorizon_synthetic.")
-    items = load_release(path)
-    data = Path(path).expanduser()
-    root = Path(os.environ.get(VIDEO_ROOT_ENV) or (data if data.is_dir() else data.parent))
-    return _with_root(items, root)
+    return _with_root(load_release(path), default_video_root(path))
 
 
 def process_docs_synthetic(dataset):

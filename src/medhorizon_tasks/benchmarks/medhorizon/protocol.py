@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import VideoError
+from ...frame_cache import CACHE_ENV, FrameCache, cached_decode
 from ...frame_change import change_signal
 from ...paths import resolve_video_path
 from ...sampling import (
@@ -165,15 +166,29 @@ def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None,
     return setting.perturbation.apply(plan_frames(meta, setting.policy(item, signal)))
 
 
-def load_frames(item: Item, setting: FrameSetting, video_root: str | os.PathLike) -> tuple[FramePlan, np.ndarray]:
-    """Plan and decode an item's frames. Raises VideoError naming the item and path on any video problem."""
+def frame_cache_from_env() -> FrameCache | None:
+    """The frame cache when ``$MEDHORIZON_FRAME_CACHE`` names its folder (opt-in: it can grow large)."""
+    return FrameCache() if os.environ.get(CACHE_ENV) else None
+
+
+def load_frames(item: Item, setting: FrameSetting, video_root: str | os.PathLike,
+                cache: FrameCache | None = None) -> tuple[FramePlan, np.ndarray]:
+    """Plan and decode an item's frames. Raises VideoError naming the item and path on any video problem.
+
+    With a frame cache (``cache``, else ``$MEDHORIZON_FRAME_CACHE``) a plan
+    decoded before, by any model or process, is read back instead of decoded.
+    """
     path = video_file(item, video_root)
     index = video_index(path, item.uid)
     if index.num_frames < item.num_frames * 0.99:
         raise VideoError(f"video is truncated: the data says {item.num_frames} frames, the file has "
                          f"{index.num_frames}", path=str(path), uid=item.uid)
     plan = plan_for(item, setting, index, path)
-    frames = decode_plan(path, plan, max_side=setting.max_side, uid=item.uid, index=index)
+    cache = cache if cache is not None else frame_cache_from_env()
+    if cache is None:
+        frames = decode_plan(path, plan, max_side=setting.max_side, uid=item.uid, index=index)
+    else:
+        frames = cached_decode(path, plan, max_side=setting.max_side, uid=item.uid, index=index, cache=cache)
     return plan, frames
 
 

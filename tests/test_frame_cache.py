@@ -1,0 +1,201 @@
+"""The on-disk frame cache: bit-exact round trips, keys, concurrent writers, damaged entries."""
+
+import multiprocessing
+import shutil
+from fractions import Fraction
+
+import av
+import numpy as np
+import pytest
+
+import medhorizon_tasks.frame_cache as fc
+from medhorizon_tasks.frame_cache import FrameCache, cached_decode
+from medhorizon_tasks.sampling import FpsCap, FramePlan, plan_frames
+from medhorizon_tasks.video import decode_plan, index_video
+
+
+def _plan(indices, policy="test"):
+    return FramePlan(tuple(indices), tuple(i / 25 for i in indices), policy)
+
+
+def _frames(n, seed=0, shape=(48, 64)):
+    return np.random.default_rng(seed).integers(0, 256, (n, *shape, 3), dtype=np.uint8)
+
+
+@pytest.fixture()
+def video(tmp_path):
+    """Stand-in video: the cache only reads its bytes (3 MiB, so head and tail hashing both apply)."""
+    path = tmp_path / "v.mp4"
+    path.write_bytes(np.random.default_rng(1).integers(0, 256, 3 << 20, dtype=np.uint8).tobytes())
+    return path
+
+
+@pytest.fixture()
+def clip(tmp_path):
+    path = tmp_path / "clip.mp4"
+    with av.open(str(path), "w", format="mp4") as c:
+        s = c.add_stream("libx264", rate=Fraction(25), options={"g": "25", "bf": "2"})
+        s.width, s.height, s.pix_fmt = 64, 48, "yuv420p"
+        for i in range(100):
+            img = np.full((48, 64, 3), (i * 5) % 256, dtype=np.uint8)
+            f = av.VideoFrame.from_ndarray(img, format="rgb24")
+            f.pts = i
+            c.mux(s.encode(f))
+        c.mux(s.encode(None))
+    return path
+
+
+def test_round_trip_is_bit_exact_and_sharded(tmp_path, video):
+    cache = FrameCache(tmp_path / "cache")
+    plan, frames = _plan([0, 5, 9]), _frames(3)
+    assert cache.get(video, plan, None) is None
+    entry = cache.put(video, plan, None, frames)
+    key = cache.key(video, plan, None)
+    assert entry == tmp_path / "cache" / key[:2] / f"{key}.npy"
+    assert entry.with_suffix(".json").read_text().count('"policy": "test"') == 1
+    got = cache.get(video, plan, None)
+    assert got.dtype == np.uint8 and np.array_equal(got, frames)
+
+
+def test_default_root_follows_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(fc.CACHE_ENV, str(tmp_path / "env"))
+    assert FrameCache().root == tmp_path / "env"
+    monkeypatch.delenv(fc.CACHE_ENV)
+    assert FrameCache().root.parts[-3:] == (".cache", "medhorizon_tasks", "frames")
+
+
+def test_key_depends_on_plan_size_and_content_not_on_path_or_mtime(tmp_path, video):
+    cache = FrameCache(tmp_path / "cache")
+    base = cache.key(video, _plan([0, 5]), None)
+    assert cache.key(video, _plan([0, 6]), None) != base
+    assert cache.key(video, _plan([0, 5]), 32) != base
+    assert cache.key(video, _plan([0, 5], policy="other label"), None) == base  # only the indices count
+
+    copy = tmp_path / "elsewhere" / "copy.mp4"
+    copy.parent.mkdir()
+    shutil.copyfile(video, copy)  # new path, new mtime, same bytes: another machine's copy
+    assert cache.key(copy, _plan([0, 5]), None) == base
+
+    for offset in (10, (3 << 20) - 10):  # a changed byte at either end changes the key
+        data = bytearray(video.read_bytes())
+        data[offset] ^= 0xFF
+        changed = tmp_path / f"changed{offset}.mp4"
+        changed.write_bytes(bytes(data))
+        assert cache.key(changed, _plan([0, 5]), None) != base
+    video.write_bytes(video.read_bytes() + b"x")  # rewritten in place: the memo notices size/mtime
+    assert cache.key(video, _plan([0, 5]), None) != base
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "wrong_shape"])
+def test_damaged_entry_is_a_miss_and_is_replaced(tmp_path, video, damage):
+    cache = FrameCache(tmp_path / "cache")
+    plan, frames = _plan([1, 2]), _frames(2)
+    entry = cache.put(video, plan, None, frames)
+    data = entry.read_bytes()
+    if damage == "truncate":
+        entry.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        entry.write_bytes(b"not an array" * 100)
+    elif damage == "empty":
+        entry.write_bytes(b"")
+    else:
+        np.save(entry, _frames(3))
+    assert cache.get(video, plan, None) is None
+    cache.put(video, plan, None, frames)
+    assert np.array_equal(cache.get(video, plan, None), frames)
+
+
+def test_info_and_clear(tmp_path, video):
+    cache = FrameCache(tmp_path / "cache")
+    assert cache.info() == {"root": str(tmp_path / "cache"), "entries": 0, "bytes": 0}
+    for i in range(3):
+        cache.put(video, _plan([i]), None, _frames(1, seed=i))
+    (cache.root / "ab").mkdir()
+    (cache.root / "ab" / ".leftover.npy.x1.tmp").write_bytes(b"partial")  # a writer that was killed
+    info = cache.info()
+    assert info["entries"] == 3 and info["bytes"] > 3 * 48 * 64 * 3
+    assert cache.clear() == 3
+    assert cache.info()["entries"] == 0 and cache.info()["bytes"] == 0
+    assert cache.get(video, _plan([0]), None) is None
+
+
+def test_put_rejects_frames_that_do_not_match_the_plan(tmp_path, video):
+    with pytest.raises(ValueError, match="expected"):
+        FrameCache(tmp_path).put(video, _plan([0, 1]), None, _frames(3))
+
+
+# ----------------------------------------------------------------- concurrency
+
+_SIZE = (240, 320)  # ~0.5 MB per frame, so that writes take long enough to overlap
+
+
+def _writer(root, video, worker, rounds):
+    cache = FrameCache(root)
+    for r in range(rounds):
+        cache.put(video, _plan([0, 1, 2, 3]), None, _frames(4, seed=0, shape=_SIZE))  # everyone: same key
+        cache.put(video, _plan([100 + worker]), None, _frames(1, seed=100 + worker, shape=_SIZE))  # own key
+    return worker
+
+
+def _reader(root, video, rounds):
+    """Reads the shared entry while it is being rewritten: it must be absent or complete, never partial."""
+    cache, expected, seen = FrameCache(root), _frames(4, seed=0, shape=_SIZE), 0
+    for _ in range(rounds):
+        got = cache.get(video, _plan([0, 1, 2, 3]), None)
+        if got is not None:
+            assert np.array_equal(got, expected)
+            seen += 1
+    return seen
+
+
+def test_concurrent_writers_leave_valid_entries(tmp_path, video):
+    root = tmp_path / "cache"
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(5) as pool:
+        reader = pool.apply_async(_reader, (root, video, 200))
+        writers = [pool.apply_async(_writer, (root, video, w, 5)) for w in range(4)]
+        assert sorted(w.get(timeout=120) for w in writers) == [0, 1, 2, 3]
+        reader.get(timeout=120)
+    cache = FrameCache(root)
+    assert np.array_equal(cache.get(video, _plan([0, 1, 2, 3]), None), _frames(4, seed=0, shape=_SIZE))
+    for w in range(4):
+        assert np.array_equal(cache.get(video, _plan([100 + w]), None), _frames(1, seed=100 + w, shape=_SIZE))
+    assert cache.info()["entries"] == 5
+    assert not list(root.rglob("*.tmp"))  # no temporary file left behind
+
+
+# ----------------------------------------------------------------- cached_decode
+
+def test_cached_decode_decodes_once_then_hits(tmp_path, clip, monkeypatch):
+    cache = FrameCache(tmp_path / "cache")
+    plan = plan_frames(index_video(clip).meta(), FpsCap(1.0, 3))
+    first = cached_decode(clip, plan, max_side=32, cache=cache)
+    assert np.array_equal(first, decode_plan(clip, plan, max_side=32))
+
+    def no_decoding(*args, **kwargs):
+        raise AssertionError("decode_plan called on a cache hit")
+
+    monkeypatch.setattr(fc, "decode_plan", no_decoding)
+    again = cached_decode(clip, plan, max_side=32, cache=cache)
+    assert np.array_equal(again, first)
+    with pytest.raises(AssertionError):  # a different size is a different entry
+        cached_decode(clip, plan, max_side=None, cache=cache)
+
+
+def test_cached_decode_reports_a_missing_video_like_decode_plan(tmp_path):
+    from medhorizon_tasks.errors import VideoError
+
+    with pytest.raises(VideoError, match="item 4.*not found"):
+        cached_decode(tmp_path / "gone.mp4", _plan([0]), uid="4", cache=FrameCache(tmp_path / "cache"))
+
+
+def test_unwritable_cache_only_warns(tmp_path, clip, monkeypatch):
+    cache = FrameCache(tmp_path / "cache")
+
+    def fail(*args, **kwargs):
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(fc, "_write_atomically", fail)
+    with pytest.warns(RuntimeWarning, match="not written"):
+        frames = cached_decode(clip, _plan([0, 50]), cache=cache)
+    assert frames.shape == (2, 48, 64, 3)
