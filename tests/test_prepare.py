@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from medhorizon_tasks import frame_cache
-from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_frames
+from medhorizon_tasks.benchmarks.medhorizon.protocol import load_frames
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
 from medhorizon_tasks.cli import main
 from medhorizon_tasks.errors import DataError
