@@ -237,3 +237,18 @@ def test_console_script_reports_errors_without_traceback(tmp_path):
     r = subprocess.run([*exe, "score", "--benchmark", "medhorizon", "--data", str(tmp_path / "none.jsonl"),
                         "--predictions", "x"], capture_output=True, text=True)
     assert r.returncode == 2 and "file not found" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_compare_two_runs(release, tmp_path, capsys):
+    items = load_release(release)
+    good = write_preds(tmp_path, [{"uid": it.uid, "prediction": it.answer} for it in items], name="good.jsonl")
+    bad = write_preds(tmp_path, [{"uid": it.uid, "prediction": "A"} for it in items], name="bad.jsonl")
+    rc, out, _ = run_cli("compare", str(good), str(bad), "--data", str(release), "--json", capsys=capsys)
+    assert rc == 0
+    res = json.loads(out)
+    (pair,) = res["pairs"]
+    # good is right on all 26, "A" is right on the 7 items whose answer is A: 19 discordant, exact test
+    assert (pair["only_a"], pair["only_b"], pair["exact"]) == (19, 0, True)
+    assert pair["pvalue"] == pytest.approx(2 * 0.5 ** 19) and pair["significant"]
+    rc, out, _ = run_cli("compare", str(good), str(bad), "--data", str(release), "--labels", "good,bad", capsys=capsys)
+    assert "good" in out and "100.0%" in out and "*" in out

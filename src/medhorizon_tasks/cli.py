@@ -1,6 +1,6 @@
 """The ``medhorizon-tasks`` command.
 
-Sub-commands: ``score``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
+Sub-commands: ``score``, ``compare``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
 ``synthetic``, ``task-path``. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
@@ -135,6 +135,24 @@ def _cmd_cache(args) -> int:
     return 0
 
 
+def _cmd_compare(args) -> int:
+    from .benchmarks.medhorizon import scoring
+    from .stats import format_pairwise, pairwise_mcnemar
+
+    items = _load_items(args.benchmark, args.data)
+    uids = [it.uid for it in items]
+    labels = args.labels.split(",") if args.labels else [Path(r).stem for r in args.runs]
+    if len(labels) != len(args.runs) or len(set(labels)) != len(labels):
+        raise MedHorizonError("--labels must give one distinct name per run")
+    runs = {}
+    for label, path in zip(labels, args.runs):
+        records = scoring.score_predictions(items, scoring.read_predictions(path, uids))
+        runs[label] = {r["uid"]: r["correct"] for r in records}
+    result = pairwise_mcnemar(runs, alpha=args.alpha)
+    print(json.dumps(result, indent=2) if args.json else format_pairwise(result))
+    return 0
+
+
 def _cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -156,6 +174,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--label", help="row label in the table (default: the file name)")
     s.add_argument("--input", help='"Input" column of the table, e.g. "1 FPS" or "64"')
     s.set_defaults(func=_cmd_score)
+
+    c = sub.add_parser("compare", help="paired McNemar tests, Holm-corrected, between every pair of runs")
+    c.add_argument("runs", nargs="+", help="predictions files (authors' format or lmms-eval samples), 2 or more")
+    c.add_argument("--benchmark", default="medhorizon", choices=["medhorizon"])
+    c.add_argument("--data", help="release JSONL or local dataset folder (default: $MEDHORIZON_DATA)")
+    c.add_argument("--labels", help="comma-separated run names (default: file names)")
+    c.add_argument("--alpha", type=float, default=0.05)
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=_cmd_compare)
 
     d = sub.add_parser("demo", help="build the synthetic benchmark and run lmms-eval with the probe models")
     d.add_argument("--out", default="medhorizon_demo", help="output folder (default: ./medhorizon_demo)")
