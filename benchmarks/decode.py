@@ -2,37 +2,42 @@
 
 Usage::
 
-    python benchmarks/decode.py            # 2-hour 320x240 video, caps 64/512/1248, 3 runs (~15 min)
-    python benchmarks/decode.py --quick    # 10-minute video, 1 run (CI smoke use)
+    python benchmarks/decode.py            # 2-hour 320x240 video, caps 64/512/1248, 3 runs (~8 min)
+    python benchmarks/decode.py --quick    # 10-minute video, 1 run (CI smoke use, ~40 s)
 
-Test videos are generated once (PyAV, libx264 ``ultrafast`` plus 3 B-frames,
-a keyframe every 250 frames) and kept in ``~/.cache/medhorizon_tasks/bench/``.
-Content: a window panning over a smooth random texture, with the frame's index
-stamped as a row of binary blocks, so every frame differs from its neighbours.
+Linux only (peak memory is read from /proc). Test videos are generated once
+with PyAV (libx264 ``ultrafast``, a keyframe every 250 frames) and kept in
+``~/.cache/medhorizon_tasks/bench/``. Content: a window panning over a smooth
+random texture, the frame's index stamped as a row of binary blocks, so every
+frame differs from its neighbours. The main video has 3 B-frames per P-frame,
+as most recorders produce (``ultrafast`` alone makes none).
 
 Frames: MedHorizon's rule, the 1 FPS grid over the whole video uniformly capped
 to C (``plan_frames(index_video(v).meta(), FpsCap(1, C))``). Every reader gets
-the same frame indices. Timed, each run in a fresh process (so peak RSS is per
-reader; interleaved so that load from other work spreads over all readers):
+the same frame indices. Each timed read runs in a fresh process, so its peak
+RSS is its own, and runs are interleaved across readers so that load from other
+work on the machine spreads over all of them:
 
 * ours: ``index_video`` (the packet pass every video needs) + ``decode_plan``.
 * lmms-eval 0.7.3: for an mp4 its ``read_video`` opens the container with
   ``thread_type="AUTO"``, calls ``record_video_length_stream(container,
-  indices)`` (decodes every frame from the start up to the last index and
-  keeps the listed ones) and converts them with ``to_ndarray("rgb24")``. We
-  run exactly that, with our indices: ``read_video(num_frm=C)`` itself would
-  choose ``linspace(0, N-1, C)`` instead, and decode just as much.
+  indices)`` (decodes every frame from the start up to the last index, keeps
+  the listed ones) and converts those with ``to_ndarray("rgb24")``. We run
+  exactly that with our indices: ``read_video(num_frm=C)`` itself would choose
+  ``linspace(0, N-1, C)`` instead, and decode just as much.
 * decord: ``VideoReader(path).get_batch(indices).asnumpy()``, as VLMEvalKit
-  reads video (decord is not a dependency: ``pip install decord``).
+  reads video. Not a dependency of this package: ``pip install decord``.
 * cache hit: ``cached_decode`` on a warm :class:`FrameCache` (in a fresh
-  process, so the video's hash is computed, not remembered).
+  process, so the video's fingerprint is computed, not remembered).
 
 Agreement: every target frame of every reader is compared (sha1) with a plain
 full sequential PyAV decode (frame i = the i-th frame it outputs).
 
-Memory: a 20-hour 64x48 video (25 fps, 1.8 M frames; a 10-minute encoded
-segment repeated by remuxing, so generation takes seconds) through our reader
-at cap 512, against the 2-hour one: peak RSS must not grow with video length.
+Memory against video length: 20-hour 64x48 25 fps videos (1.8 M frames; a
+10-minute encoded segment repeated by remuxing, so generation takes seconds),
+without and with B-frames (the latter get an mp4 edit list), through our reader
+at the headline cap, beside the main video. ``av.open`` alone is measured too:
+FFmpeg's demuxer keeps a table of every sample, which no reader avoids.
 """
 
 from __future__ import annotations
@@ -42,7 +47,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -58,7 +62,8 @@ GENERATOR_VERSION = 1  # part of the file names: bump when the generated content
 READERS = ("ours", "lmms", "decord", "cache")
 REFERENCES = ("lmms", "decord")
 LABELS = {"ours": "ours: index_video + decode_plan", "lmms": "lmms-eval read_video path",
-          "decord": "decord get_batch (VLMEvalKit)", "cache": "ours: cache hit (cached_decode)"}
+          "decord": "decord get_batch (VLMEvalKit)", "cache": "ours: cache hit (cached_decode)",
+          "open": "av.open alone"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,14 +73,17 @@ class Setup:
     height: int = 240
     fps: int = 25
     gop: int = 250
+    bframes: int = 3
     caps: tuple[int, ...] = (64, 512, 1248)
     headline_cap: int = 512
     runs: int = 3
     readers: tuple[str, ...] = READERS
-    # The long, tiny video for the memory check: `long_copies` copies of a `long_segment_s` segment.
+    # Long, tiny videos for the memory check: `long_copies` copies of a `long_segment_s` segment,
+    # one video per B-frame setting in `long_bframes`.
     long_size: tuple[int, int] = (64, 48)
     long_segment_s: int = 600
     long_copies: int = 120
+    long_bframes: tuple[int, ...] = (0, 3)
     directory: Path = BENCH_DIR
 
 
@@ -97,7 +105,7 @@ def _smooth_texture(height: int, width: int, seed: int) -> np.ndarray:
     return blur[:height, :width].astype(np.uint8)
 
 
-def _encode(path: Path, n_frames: int, fps: int, width: int, height: int, gop: int) -> None:
+def _encode(path: Path, n_frames: int, fps: int, width: int, height: int, gop: int, bframes: int) -> None:
     """Pan a window over a texture twice the frame size; stamp each frame's index as a row of binary blocks."""
     import av
 
@@ -110,8 +118,7 @@ def _encode(path: Path, n_frames: int, fps: int, width: int, height: int, gop: i
     with av.open(str(path), "w", format="mp4") as out:
         stream = out.add_stream("libx264", rate=Fraction(fps), options={
             "g": str(gop), "keyint_min": str(gop), "sc_threshold": "0",  # a keyframe every `gop` frames exactly
-            "preset": "ultrafast", "crf": "23",
-            "x264-params": "bframes=3:b-adapt=0",  # B-frames (ultrafast has none), as most recorders produce
+            "preset": "ultrafast", "crf": "23", "x264-params": f"bframes={bframes}:b-adapt=0",
         })
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         for i in range(n_frames):
@@ -134,21 +141,23 @@ def _repeat(segment: Path, path: Path, copies: int) -> None:
 
     with av.open(str(segment)) as src:
         s_in = src.streams.video[0]
-        packets = [(bytes(p), p.pts, p.dts, p.is_keyframe) for p in src.demux(s_in) if p.size]
+        packets = [(bytes(p), p.pts, p.dts, p.duration, p.is_keyframe) for p in src.demux(s_in) if p.size]
         pts = sorted(p[1] for p in packets)
         span = len(pts) * (pts[1] - pts[0])  # constant frame rate: copy r starts r * span ticks later
         with av.open(str(path), "w", format="mp4") as out:
             s_out = out.add_stream_from_template(s_in)
             for r in range(copies):
-                for data, p_pts, p_dts, key in packets:
+                for data, p_pts, p_dts, duration, key in packets:
                     packet = av.Packet(data)
-                    packet.pts, packet.dts, packet.is_keyframe = p_pts + r * span, p_dts + r * span, key
+                    packet.pts, packet.dts, packet.duration = p_pts + r * span, p_dts + r * span, duration
+                    packet.is_keyframe = key
                     packet.time_base, packet.stream = s_in.time_base, s_out
                     out.mux(packet)
 
 
 def _cached_file(path: Path, make) -> Path:
-    """``path``, made by ``make(tmp_path)`` first if it does not exist (atomically: an interrupted run leaves no half file)."""
+    """``path``, made by ``make(tmp_path)`` first if it does not exist (atomically: an interrupted run
+    leaves no half-written video behind under the final name)."""
     if path.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -167,16 +176,16 @@ def _cached_file(path: Path, make) -> Path:
 
 
 def bench_video(seconds: int, *, fps: int = 25, width: int = 320, height: int = 240, gop: int = 250,
-                directory: Path = BENCH_DIR) -> Path:
-    name = f"pan_v{GENERATOR_VERSION}_{width}x{height}_{fps}fps_{seconds}s_gop{gop}.mp4"
-    return _cached_file(directory / name, lambda tmp: _encode(tmp, seconds * fps, fps, width, height, gop))
+                bframes: int = 3, directory: Path = BENCH_DIR) -> Path:
+    name = f"pan_v{GENERATOR_VERSION}_{width}x{height}_{fps}fps_{seconds}s_gop{gop}_bf{bframes}.mp4"
+    return _cached_file(directory / name, lambda tmp: _encode(tmp, seconds * fps, fps, width, height, gop, bframes))
 
 
 def long_video(segment_s: int, copies: int, *, fps: int = 25, width: int = 64, height: int = 48, gop: int = 250,
-               directory: Path = BENCH_DIR) -> Path:
-    segment = bench_video(segment_s, fps=fps, width=width, height=height, gop=gop, directory=directory)
-    name = f"{segment.stem}_x{copies}.mp4"
-    return _cached_file(directory / name, lambda tmp: _repeat(segment, tmp, copies))
+               bframes: int = 3, directory: Path = BENCH_DIR) -> Path:
+    segment = bench_video(segment_s, fps=fps, width=width, height=height, gop=gop, bframes=bframes,
+                          directory=directory)
+    return _cached_file(directory / f"{segment.stem}_x{copies}.mp4", lambda tmp: _repeat(segment, tmp, copies))
 
 
 # ----------------------------------------------------------------- readers (each returns (N, H, W, 3) uint8)
@@ -192,7 +201,7 @@ def read_lmms(video: Path, indices: list[int]) -> np.ndarray:
     import av
     from lmms_eval.models.model_utils.load_video import record_video_length_stream
 
-    # lmms_eval.models.model_utils.load_video.read_video (pyav backend, mp4), with our indices.
+    # lmms_eval.models.model_utils.load_video.read_video (pyav backend, an mp4), with our indices.
     container = av.open(str(video))
     container.streams.video[0].thread_type = "AUTO"
     try:
@@ -218,45 +227,57 @@ def read_cached(video: Path, indices: list[int], cache_root: Path) -> np.ndarray
     return cached_decode(video, FramePlan(tuple(indices), (), "bench"), cache=FrameCache(cache_root))
 
 
+def open_only(video: Path) -> None:
+    import av
+
+    av.open(str(video)).close()
+
+
+# Modules each reader imports, loaded before its RSS baseline is taken: import cost is not the read's.
+_IMPORTS = {"ours": ("av", "medhorizon_tasks.video"), "lmms": ("lmms_eval.models.model_utils.load_video",),
+            "decord": ("decord",), "cache": ("medhorizon_tasks.frame_cache",), "open": ("av",)}
+
+
 def missing_reader(reader: str) -> str | None:
     """Why ``reader`` cannot run here, or None."""
-    module = {"lmms": "lmms_eval", "decord": "decord"}.get(reader)
-    if module is None:
-        return None
     import importlib.util
 
-    if importlib.util.find_spec(module) is None:
-        return f"{module} is not installed" + (" (pip install decord)" if module == "decord" else "")
-    return None
+    module = {"lmms": "lmms_eval", "decord": "decord"}.get(reader)
+    if module is None or importlib.util.find_spec(module) is not None:
+        return None
+    return f"{module} is not installed" + (" (pip install decord)" if module == "decord" else "")
 
 
 def _digests(frames: np.ndarray) -> list[str]:
     return [hashlib.sha1(np.ascontiguousarray(f).tobytes()).hexdigest()[:16] for f in frames]
 
 
-def _max_rss_mb() -> float:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / 2**20 if sys.platform == "darwin" else peak / 2**10  # bytes on macOS, KiB on Linux
+def _rss_mb() -> tuple[float, float]:
+    """(current, peak) resident set size of this process in MB, from /proc.
+
+    Not ``getrusage``: its ``ru_maxrss`` survives ``exec``, so a fresh child reports its parent's peak
+    when that is larger; ``VmHWM`` belongs to the process's own address space.
+    """
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return int(status["VmRSS"].split()[0]) / 1024, int(status["VmHWM"].split()[0]) / 1024
 
 
 def measure(reader: str, video: Path, indices: list[int], cache_root: Path | None = None) -> dict:
-    """Time one read in this process: seconds, peak RSS and RSS before the read (MB), frame digests."""
-    if reader == "lmms":
-        import lmms_eval.models.model_utils.load_video  # noqa: F401  (import cost is not the read's)
-    if reader == "decord":
-        import decord  # noqa: F401
-    if reader in ("ours", "cache"):
-        import medhorizon_tasks.frame_cache  # noqa: F401
+    """Time one read in this process: seconds, RSS before the read and peak RSS (MB), frame digests."""
+    import importlib
+
+    for module in _IMPORTS[reader]:
+        importlib.import_module(module)
     call = {"ours": lambda: read_ours(video, indices), "lmms": lambda: read_lmms(video, indices),
             "decord": lambda: read_decord(video, indices),
-            "cache": lambda: read_cached(video, indices, cache_root)}[reader]
-    base = _max_rss_mb()
+            "cache": lambda: read_cached(video, indices, cache_root), "open": lambda: open_only(video)}[reader]
+    base, _ = _rss_mb()
     t0 = time.perf_counter()
     frames = call()
     seconds = time.perf_counter() - t0
-    result = {"seconds": seconds, "peak_mb": _max_rss_mb(), "base_mb": base, "shape": list(frames.shape),
-              "digests": _digests(frames)}
-    if reader == "ours":  # how much of our time is the packet pass
+    result = {"seconds": seconds, "base_mb": base, "peak_mb": _rss_mb()[1],
+              "digests": [] if frames is None else _digests(frames)}
+    if reader == "ours":  # how much of our time is the packet pass (timed again, after the read)
         from medhorizon_tasks.video import index_video
 
         t0 = time.perf_counter()
@@ -265,12 +286,13 @@ def measure(reader: str, video: Path, indices: list[int], cache_root: Path | Non
     return result
 
 
-def measure_in_subprocess(reader: str, video: Path, indices: list[int], cache_root: Path | None = None) -> dict:
+def measure_in_subprocess(reader: str, video: Path, indices: list[int] = (),
+                          cache_root: Path | None = None) -> dict:
     """:func:`measure` in a fresh interpreter, so that its peak RSS belongs to this read alone."""
     if (why := missing_reader(reader)) is not None:
         return {"missing": why}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(indices, f)
+        json.dump(list(indices), f)
     try:
         cmd = [sys.executable, __file__, "--measure", reader, str(video), f.name]
         if cache_root is not None:
@@ -297,21 +319,18 @@ def sequential_digests(video: Path, wanted: set[int]) -> dict[int, str]:
     return found
 
 
-def plan_indices(video: Path, cap: int) -> list[int]:
+def plan_indices(index, cap: int) -> list[int]:
+    """The frames MedHorizon's rule admits at ``cap`` from a video with this :class:`VideoIndex`."""
     from medhorizon_tasks.sampling import FpsCap, plan_frames
-    from medhorizon_tasks.video import index_video
 
-    return list(plan_frames(index_video(video).meta(), FpsCap(1.0, cap)).indices)
+    return list(plan_frames(index.meta(), FpsCap(1.0, cap)).indices)
 
 
 # ----------------------------------------------------------------- the benchmark
 
-def _describe(video: Path) -> str:
-    from medhorizon_tasks.video import index_video
-
-    index = index_video(video)
-    seconds = index.num_frames / index.fps
-    return (f"{video.name}: {int(seconds // 3600)}:{int(seconds % 3600 // 60):02d}:{int(seconds % 60):02d}, "
+def _describe(video: Path, index) -> str:
+    seconds = round(index.meta().duration_s)
+    return (f"{video.name}: {seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}, "
             f"{index.width}x{index.height}, {index.fps:g} fps, {index.num_frames:,} frames, "
             f"{len(index.key_positions):,} keyframes, {video.stat().st_size / 2**20:.0f} MiB")
 
@@ -323,18 +342,25 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def run(setup: Setup, out=print) -> float:
-    """Run the benchmark, printing with ``out``; returns the headline speed-up (last line printed)."""
+    """Run the benchmark, printing with ``out``; returns the headline speed-up (the last line printed)."""
     from medhorizon_tasks.frame_cache import FrameCache, cached_decode
     from medhorizon_tasks.sampling import FramePlan
+    from medhorizon_tasks.video import index_video
 
-    readers = [r for r in setup.readers if r in READERS]
+    readers = [r for r in READERS if r in setup.readers]
     missing = {r: why for r in readers if (why := missing_reader(r)) is not None}
-    if not any(r in REFERENCES and r not in missing for r in readers):
-        raise SystemExit("no reference reader can run here: " + "; ".join(missing.values()))
+    available_refs = [r for r in REFERENCES if r in readers and r not in missing]
+    if "ours" not in readers or setup.headline_cap not in setup.caps or not available_refs:
+        raise SystemExit("the benchmark needs our reader, the headline cap and a reference reader; "
+                         + "; ".join(missing.values()))
+    for why in missing.values():
+        out(f"NOTE: {why}: that reference is left out")
+
     video = bench_video(setup.seconds, fps=setup.fps, width=setup.width, height=setup.height, gop=setup.gop,
-                        directory=setup.directory)
-    out(f"video {_describe(video)}")
-    plans = {cap: plan_indices(video, cap) for cap in setup.caps}
+                        bframes=setup.bframes, directory=setup.directory)
+    index = index_video(video)
+    out(f"video {_describe(video, index)}")
+    plans = {cap: plan_indices(index, cap) for cap in setup.caps}
 
     cache = FrameCache(setup.directory / "frame-cache")
     cache.clear()
@@ -347,39 +373,36 @@ def run(setup: Setup, out=print) -> float:
             for reader in readers:
                 results.setdefault((reader, cap), []).append(
                     measure_in_subprocess(reader, video, plans[cap], cache.root if reader == "cache" else None))
-
-    reference = sequential_digests(video, {i for indices in plans.values() for i in indices})
     cache.clear()
+    reference = sequential_digests(video, {i for indices in plans.values() for i in indices})
 
-    def median(reader, cap, field="seconds"):
-        runs = results[(reader, cap)]
-        return None if "missing" in runs[0] else statistics.median(r[field] for r in runs)
+    def median(reader: str, cap: int, field: str = "seconds") -> float:
+        return statistics.median(r[field] for r in results[(reader, cap)])
 
-    def fastest_reference(cap):
-        times = [(median(r, cap), r) for r in readers if r in REFERENCES and median(r, cap) is not None]
-        return min(times)
+    def fastest_reference(cap: int) -> tuple[float, str]:
+        return min((median(r, cap), r) for r in available_refs)
 
-    caps = setup.caps
     out("")
-    out(f"seconds, median of {setup.runs} run(s), each in a fresh process; [peak RSS MB / growth during the read]")
+    out(f"seconds, median of {setup.runs} run(s), each in a fresh process; "
+        "[peak RSS MB / growth during the read MB]")
     rows = []
     for reader in readers:
         if reader in missing:
-            rows.append([LABELS[reader]] + [f"missing: {missing[reader]}"] * len(caps))
+            rows.append([LABELS[reader]] + ["missing"] * len(setup.caps))
             continue
-        rows.append([LABELS[reader]] + [
-            f"{median(reader, c):.2f} [{median(reader, c, 'peak_mb'):.0f} / "
-            f"{median(reader, c, 'peak_mb') - median(reader, c, 'base_mb'):.0f}]" for c in caps])
+        rows.append([LABELS[reader]] + [f"{median(reader, c):.2f} [{median(reader, c, 'peak_mb'):.0f} / "
+                                        f"{median(reader, c, 'peak_mb') - median(reader, c, 'base_mb'):.0f}]"
+                                        for c in setup.caps])
         if reader == "ours":
-            rows.append(["  of which index_video"] + [f"{median('ours', c, 'index_seconds'):.2f}" for c in caps])
-    rows.append(["fastest reference"] + [fastest_reference(c)[1] for c in caps])
-    if "ours" in readers:
-        rows.append(["speed-up of ours vs fastest reference"] +
-                    [f"{fastest_reference(c)[0] / median('ours', c):.1f}x" for c in caps])
-    if "cache" in readers and "ours" in readers:
-        rows.append(["cache hit vs ours (decode)"] + [f"{median('ours', c) / median('cache', c):.0f}x faster"
-                                                     for c in caps])
-    for line in _table(["reader"] + [f"cap {c} ({len(plans[c])} frames)" for c in caps], rows):
+            rows.append(["  of which index_video"] + [f"{median(reader, c, 'index_seconds'):.2f}"
+                                                      for c in setup.caps])
+    rows.append(["fastest reference"] + [fastest_reference(c)[1] for c in setup.caps])
+    rows.append(["speed-up of ours vs fastest reference"] +
+                [f"{fastest_reference(c)[0] / median('ours', c):.1f}x" for c in setup.caps])
+    if "cache" in readers:
+        rows.append(["cache hit vs ours"] + [f"{median('ours', c) / median('cache', c):.0f}x faster"
+                                             for c in setup.caps])
+    for line in _table(["reader"] + [f"cap {c} ({len(plans[c])} frames)" for c in setup.caps], rows):
         out(line)
 
     out("")
@@ -387,31 +410,36 @@ def run(setup: Setup, out=print) -> float:
     for reader in readers:
         if reader in missing:
             continue
-        parts = []
-        for cap in caps:
+        verdicts = []
+        for cap in setup.caps:
             expected = [reference[i] for i in plans[cap]]
             bad = sum(sum(a != b for a, b in zip(r["digests"], expected)) for r in results[(reader, cap)])
-            parts.append(f"cap {cap}: {'identical' if bad == 0 else f'{bad} MISMATCHED'}")
-        out(f"  {LABELS[reader]:34s} " + ", ".join(parts))
+            verdicts.append(f"cap {cap}: " + ("identical" if bad == 0 else f"{bad} frames DIFFER"))
+        out(f"  {LABELS[reader]:33s} " + ", ".join(verdicts))
 
-    if "ours" in readers and setup.headline_cap in caps:
-        long = long_video(setup.long_segment_s, setup.long_copies, fps=setup.fps, width=setup.long_size[0],
-                          height=setup.long_size[1], gop=setup.gop, directory=setup.directory)
-        got = measure_in_subprocess("ours", long, plan_indices(long, setup.headline_cap))
-        short_peak = median("ours", setup.headline_cap, "peak_mb")
-        out("")
-        out(f"memory vs video length, ours at cap {setup.headline_cap}:")
-        out(f"  long video  {_describe(long)} (a {setup.long_segment_s} s segment x {setup.long_copies})")
-        out(f"    {got['seconds']:.1f} s, peak RSS {got['peak_mb']:.0f} MB "
-            f"(growth during the read {got['peak_mb'] - got['base_mb']:.0f} MB)")
-        out(f"  main video: peak RSS {short_peak:.0f} MB "
-            f"(growth {short_peak - median('ours', setup.headline_cap, 'base_mb'):.0f} MB) -> long/main "
-            f"{got['peak_mb'] / short_peak:.2f}")
-
-    headline = setup.headline_cap
-    speedup = fastest_reference(headline)[0] / median("ours", headline)
+    cap = setup.headline_cap
+    main_peak = median("ours", cap, "peak_mb")
     out("")
-    out(f"admission speed-up vs fastest reference at cap {headline}: {speedup:.2f}x")
+    out(f"memory against video length: ours at cap {cap}, and av.open alone, each in a fresh process")
+    rows = [[video.name, f"{index.num_frames:,}", f"{median('ours', cap):.1f}",
+             f"{main_peak:.0f} [{main_peak - median('ours', cap, 'base_mb'):.0f}]",
+             f"{measure_in_subprocess('open', video)['peak_mb']:.0f}", "1.00"]]
+    for bframes in setup.long_bframes:
+        long = long_video(setup.long_segment_s, setup.long_copies, fps=setup.fps, width=setup.long_size[0],
+                          height=setup.long_size[1], gop=setup.gop, bframes=bframes, directory=setup.directory)
+        long_index = index_video(long)
+        out(f"  {_describe(long, long_index)}")
+        got = measure_in_subprocess("ours", long, plan_indices(long_index, cap))
+        rows.append([long.name, f"{long_index.num_frames:,}", f"{got['seconds']:.1f}",
+                     f"{got['peak_mb']:.0f} [{got['peak_mb'] - got['base_mb']:.0f}]",
+                     f"{measure_in_subprocess('open', long)['peak_mb']:.0f}", f"{got['peak_mb'] / main_peak:.2f}"])
+    for line in _table(["video", "frames", "ours s", "ours peak MB [growth]", "av.open peak MB",
+                        "ours peak / main video's"], rows):
+        out("  " + line)
+
+    speedup = fastest_reference(cap)[0] / median("ours", cap)
+    out("")
+    out(f"admission speed-up vs fastest reference at cap {cap}: {speedup:.2f}x")
     return speedup
 
 

@@ -1,5 +1,6 @@
 """The on-disk frame cache: bit-exact round trips, keys, concurrent writers, damaged entries."""
 
+import json
 import multiprocessing
 import shutil
 from fractions import Fraction
@@ -52,7 +53,8 @@ def test_round_trip_is_bit_exact_and_sharded(tmp_path, video):
     entry = cache.put(video, plan, None, frames)
     key = cache.key(video, plan, None)
     assert entry == tmp_path / "cache" / key[:2] / f"{key}.npy"
-    assert entry.with_suffix(".json").read_text().count('"policy": "test"') == 1
+    sidecar = json.loads(entry.with_suffix(".json").read_text())
+    assert sidecar["policy"] == "test" and sidecar["shape"] == [3, 48, 64, 3] and sidecar["video"] == str(video.resolve())
     got = cache.get(video, plan, None)
     assert got.dtype == np.uint8 and np.array_equal(got, frames)
 

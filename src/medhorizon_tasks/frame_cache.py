@@ -134,19 +134,23 @@ class FrameCache:
         entry = self._entry(self.key(video_path, plan, max_side))
         entry.parent.mkdir(parents=True, exist_ok=True)
         _write_atomically(entry, lambda f: np.save(f, np.ascontiguousarray(frames), allow_pickle=False))
-        sidecar = {"video": os.fspath(video_path), "video_bytes": os.stat(video_path).st_size,
+        sidecar = {"video": os.path.abspath(video_path), "video_bytes": os.stat(video_path).st_size,
                    "policy": plan.policy, "plan_key": plan.key, "max_side": max_side,
                    "shape": list(frames.shape), "dtype": "uint8", "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         _write_atomically(entry.with_suffix(".json"), lambda f: f.write(json.dumps(sidecar, indent=1).encode()))
         return entry
 
-    def _files(self):
+    def _files(self) -> list[os.DirEntry]:
         """Every file in the shard folders (entries, sidecars, temporary files)."""
         if not self.root.is_dir():
-            return
-        for shard in os.scandir(self.root):
-            if shard.is_dir(follow_symlinks=False) and len(shard.name) == 2:
-                yield from (f for f in os.scandir(shard.path) if f.is_file(follow_symlinks=False))
+            return []
+        with os.scandir(self.root) as top:
+            shards = [d.path for d in top if d.is_dir(follow_symlinks=False) and len(d.name) == 2]
+        files = []
+        for shard in shards:
+            with os.scandir(shard) as entries:
+                files.extend(f for f in entries if f.is_file(follow_symlinks=False))
+        return files
 
     def info(self) -> dict:
         """``{"root", "entries", "bytes"}``: number of cached arrays and bytes on disk (sidecars included)."""
