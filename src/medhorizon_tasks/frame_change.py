@@ -42,6 +42,7 @@ import numpy as np
 
 from .errors import VideoError
 from .sampling import ChangeSignal
+from .video import open_video
 
 __all__ = ["change_signal", "small_size"]
 
@@ -52,23 +53,6 @@ def small_size(width: int, height: int, side: int) -> tuple[int, int]:
         raise ValueError(f"bad frame size {width}x{height}")
     scale = side / max(width, height)
     return max(1, int(round(width * scale))), max(1, int(round(height * scale)))
-
-
-def _open(path: Path, uid):
-    import av
-
-    if not path.exists():
-        raise VideoError("video file not found", path=str(path), uid=uid)
-    if not path.is_file():
-        raise VideoError("video path is not a regular file", path=str(path), uid=uid)
-    try:
-        container = av.open(str(path))
-    except Exception as exc:  # av.error.* for unreadable / not-a-video
-        raise VideoError(f"video cannot be opened ({type(exc).__name__}: {exc})", path=str(path), uid=uid) from None
-    if not container.streams.video:
-        container.close()
-        raise VideoError("file has no video stream", path=str(path), uid=uid)
-    return container
 
 
 class _Scorer:
@@ -170,7 +154,7 @@ def change_signal(path: str | os.PathLike, *, side: int = 32, uid: str | None = 
     if not fallback_step_s > 0:
         raise ValueError(f"fallback_step_s must be positive, got {fallback_step_s!r}")
     path = Path(path)
-    container = _open(path, uid)
+    container = open_video(path, uid)
     try:
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"  # must be set before the decoder opens

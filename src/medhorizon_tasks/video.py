@@ -88,7 +88,8 @@ class VideoIndex:
         return VideoMeta(self.num_frames, self.fps, tuple(times.tolist()))
 
 
-def _open(path: Path, uid: str | None):
+def open_video(path: Path, uid: str | None):
+    """An open PyAV container with a video stream, or a VideoError naming the item and path."""
     import av
 
     if not path.exists():
@@ -108,7 +109,7 @@ def _open(path: Path, uid: str | None):
 def index_video(path: str | os.PathLike, *, uid: str | None = None) -> VideoIndex:
     """Read every packet's timestamp (no decoding). Memory: 8 bytes per frame."""
     path = Path(path)
-    container = _open(path, uid)
+    container = open_video(path, uid)
     try:
         return _index(container, path, uid)
     finally:
@@ -161,7 +162,7 @@ def decode_plan(path: str | os.PathLike, plan: FramePlan, *, max_side: int | Non
     ``workers``: decoder threads (default: one per core, at most 2).
     """
     path = Path(path)
-    container = _open(path, uid)
+    container = open_video(path, uid)
     try:
         index = index or _index(container, path, uid)
         n = index.num_frames
