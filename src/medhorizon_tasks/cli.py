@@ -1,6 +1,6 @@
 """The ``medhorizon-tasks`` command.
 
-Sub-commands: ``score``, ``compare``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
+Sub-commands: ``score``, ``compare``, ``blind-audit``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
 ``synthetic``, ``task-path``. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
@@ -43,10 +43,83 @@ def _load_items(benchmark: str, data: str | None):
     return load_release(data)
 
 
+def _judge_from_args(args):
+    if not args.judge:
+        return None
+    from .judge import Judge, JudgeConfig
+
+    cache = Path(args.judge_cache) if args.judge_cache else None
+    return Judge(JudgeConfig.from_env(**({"model": args.judge_model} if args.judge_model else {})), cache_path=cache)
+
+
+def _cmd_score_sureon(args) -> int:
+    from .benchmarks.sureon import items as sureon_items
+    from .benchmarks.sureon import scoring as sureon
+    from .jsonl import write_jsonl
+
+    if not args.data:
+        raise MedHorizonError("--data is required for --benchmark sureon (the items JSONL)")
+    items = sureon_items.load_items(args.data)
+    uids = [it.uid for it in items]
+    judge = _judge_from_args(args)
+    records = sureon.score_predictions(items, sureon.read_predictions(args.predictions, uids), mode=args.mode,
+                                       judge=judge)
+    blind = None
+    if args.blind:
+        blind = sureon.score_predictions(items, sureon.read_predictions(args.blind, uids), mode="blind",
+                                         judge=judge)
+    rep = sureon.report(records, blind_records=blind)
+    if args.records:
+        write_jsonl(args.records, records)
+    print(json.dumps(rep, indent=2, ensure_ascii=False) if args.json else sureon.format_report(rep))
+    return 0
+
+
+def _cmd_blind_audit(args) -> int:
+    from .benchmarks.medhorizon import scoring as mh
+    from .stats import blind_consistency
+
+    if args.benchmark == "sureon":
+        from .benchmarks.sureon import items as sureon_items
+        from .benchmarks.sureon import scoring as sureon
+
+        items = sureon_items.load_items(args.data)
+        score = sureon.score_predictions
+        group = {it.uid: it.category for it in items}
+    else:
+        items = _load_items("medhorizon", args.data)
+        score = mh.score_predictions
+        group = {it.uid: it.task for it in items}
+    uids = [it.uid for it in items]
+    answers = {it.uid: "ok" for it in items}
+    runs = [{r["uid"]: ("ok" if r["correct"] else None) for r in score(items, mh.read_predictions(p, uids))}
+            for p in args.runs]
+    res = blind_consistency(runs, answers, tau=args.tau)
+    by_group: dict[str, list[int]] = {}
+    for uid, v in res["items"].items():
+        by_group.setdefault(group[uid], [0, 0])
+        by_group[group[uid]][0] += 1
+        by_group[group[uid]][1] += int(v["flagged"])
+    if args.json:
+        print(json.dumps({**res, "tau": float(res["tau"]), "by_group": by_group}, indent=2, default=str))
+        return 0
+    print(f"blind audit over {res['n_runs']} runs, tau = {res['tau']}: {res['n_flagged']} of {res['n_items']} "
+          f"items recovered without video in at least tau of the runs")
+    print(f"{'group':<10} {'items':>6} {'flagged':>8}")
+    for g, (n, f) in by_group.items():
+        print(f"{g:<10} {n:>6} {f:>8}")
+    flagged = [u for u, v in res["items"].items() if v["flagged"]]
+    if flagged:
+        print("flagged: " + ", ".join(flagged))
+    return 0
+
+
 def _cmd_score(args) -> int:
     from .benchmarks.medhorizon import scoring
     from .jsonl import write_jsonl
 
+    if args.benchmark == "sureon":
+        return _cmd_score_sureon(args)
     items = _load_items(args.benchmark, args.data)
     predictions = scoring.read_predictions(args.predictions, [it.uid for it in items])
     records = scoring.score_predictions(items, predictions, mode=args.mode)
@@ -164,8 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("score", help="score a predictions file against a benchmark")
-    s.add_argument("--benchmark", required=True, choices=["medhorizon"])
-    s.add_argument("--data", help="release JSONL or local dataset folder (default: $MEDHORIZON_DATA)")
+    s.add_argument("--benchmark", required=True, choices=["medhorizon", "sureon"])
+    s.add_argument("--data", help="medhorizon: release JSONL or local dataset folder (default: $MEDHORIZON_DATA); "
+                   "sureon: the items JSONL")
+    s.add_argument("--blind", help="sureon: predictions of the same model without video, for the multimodal gain")
+    s.add_argument("--judge", action="store_true", help="sureon: judge SM summaries with the LLM judge "
+                   "($MEDHORIZON_JUDGE_BASE_URL, $MEDHORIZON_JUDGE_MODEL, $MEDHORIZON_JUDGE_API_KEY)")
+    s.add_argument("--judge-model", help="judge model (default: $MEDHORIZON_JUDGE_MODEL)")
+    s.add_argument("--judge-cache", help="JSONL file caching the judge's verdicts")
     s.add_argument("--predictions", required=True,
                    help='JSONL of {"uid", "prediction"|"pred"|"answer"} or an lmms-eval --log_samples file')
     s.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
@@ -183,6 +262,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--alpha", type=float, default=0.05)
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=_cmd_compare)
+
+    ba = sub.add_parser("blind-audit", help="per-item consistency S of a blind guesser over several runs")
+    ba.add_argument("runs", nargs="+", help="predictions files of R blind runs (non-zero temperature)")
+    ba.add_argument("--benchmark", default="sureon", choices=["sureon", "medhorizon"])
+    ba.add_argument("--data", help="items JSONL (sureon) or release (medhorizon; default $MEDHORIZON_DATA)")
+    ba.add_argument("--tau", type=float, default=0.6, help="flag items recovered in at least this share of runs "
+                    "(default 3/5, as the paper)")
+    ba.add_argument("--json", action="store_true")
+    ba.set_defaults(func=_cmd_blind_audit)
 
     d = sub.add_parser("demo", help="build the synthetic benchmark and run lmms-eval with the probe models")
     d.add_argument("--out", default="medhorizon_demo", help="output folder (default: ./medhorizon_demo)")

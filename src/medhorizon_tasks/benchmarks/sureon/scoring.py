@@ -1,0 +1,365 @@
+"""Sureon scoring: per-item records, temporal-order extraction, the report.
+
+Paper (section 4, appendix D.1): "The eight multiple-choice types are scored
+by exact-match accuracy against the correct option. For TO, we extract the
+predicted sequence of event labels from the free-form output and require
+exact, order-sensitive equality with the reference sequence. SM is scored by
+the LLM judge ... Reported mu is the pooled accuracy over the ... accuracy-
+scored items; SM is reported separately and excluded from mu."
+
+* MCQ: :func:`medhorizon_tasks.extract.extract_choice` over the 7 options.
+* TO:  :func:`extract_order`, then exact tuple equality.
+* SM:  a judge callable (``Judge.judge``-compatible) or None (not judged).
+
+Items without a prediction (``missing``), with an unextractable answer, or
+whose video could not be read (``error``) count as wrong, as in MedHorizon.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+from ...errors import DataError
+from ...extract import extract_choice
+from ...stats import accuracy_summary, multimodal_gain
+from ..medhorizon.scoring import PREDICTION_KEYS, read_predictions
+from .items import CATEGORIES, CATEGORY_CODES, SureonItem
+
+__all__ = ["extract_order", "score_item", "missing_record", "error_record", "read_predictions",
+           "score_predictions", "report", "format_report", "BENCHMARK", "PREDICTION_KEYS", "RECORD_KEYS"]
+
+BENCHMARK = "sureon"
+RECORD_KEYS = ("benchmark", "uid", "category", "group", "kind", "mode", "answer", "raw_output", "extracted",
+               "status", "valid", "correct", "error", "judge_reason")
+
+JudgeFn = Callable[..., object]  # judge(*, uid, question, reference, answer) -> Verdict
+
+
+# ------------------------------------------------------------------ temporal ordering
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_REASONING_TAG = re.compile(r"<\s*(/?)\s*(think|thinking|reasoning|thought)\s*>", re.I)
+# The final answer portion starts after the last cue: "answer:", "Answer is", "order:",
+# "final order is", '"order": [...]'.
+_CUE = re.compile(r"\b(?:answer|order)\b[\"']?\s*(?:[:：=]|\bis\b)", re.I)
+_DECORATION = re.compile(r"[*`#]")
+
+
+def _strip_reasoning(text: str) -> str:
+    """Remove ``<think>…</think>`` blocks; an orphan closing tag means everything before it was reasoning;
+    an opening tag never closed (truncated output) only loses the tag."""
+    out: list[str] = []
+    kept_from = 0
+    open_at: tuple[int, str] | None = None
+    for m in _REASONING_TAG.finditer(text):
+        closing, name = bool(m.group(1)), m.group(2).lower()
+        if not closing:
+            if open_at is None:
+                open_at = (m.start(), name)
+        elif open_at is not None and open_at[1] == name:
+            out += [text[kept_from:open_at[0]], " "]
+            kept_from, open_at = m.end(), None
+        else:
+            out, kept_from, open_at = [], m.end(), None
+    out.append(text[kept_from:])
+    return _REASONING_TAG.sub(" ", "".join(out))
+
+
+def _clean(text: str) -> str:
+    t = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return _DECORATION.sub(" ", _strip_reasoning(t))
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _final_portion(text: str) -> str:
+    cues = list(_CUE.finditer(text))
+    return text[cues[-1].end():] if cues else text
+
+
+def extract_order(text: str | None, events: Sequence[str]) -> tuple[str, str, str] | None:
+    """The predicted order of the three event labels in ``text``, or None.
+
+    Reasoning blocks (``<think>…</think>``) are ignored. The final answer
+    portion is the text after the last "answer:" / "answer is" / "order:" cue
+    (the whole text without one). Labels are matched case-insensitively, with
+    whitespace normalised, as whole words, longest label first (a label that
+    is part of a longer label's mention is not a mention of its own). The
+    order is the order of first mention, so JSON lists, "A > B > C",
+    "1. A 2. B 3. C", "first A, then B, finally C", comma / arrow / newline
+    separated lists all read the same. None unless each of the three labels
+    occurs exactly once in the final answer portion. Returns the labels as
+    given in ``events``.
+    """
+    if isinstance(events, str):
+        raise TypeError("events must be a sequence of labels, not a str")
+    labels = list(events)
+    if text is None or not isinstance(text, str) or not labels:
+        return None
+    portion = _norm(_final_portion(_clean(text)))
+    if not portion:
+        return None
+    taken: list[tuple[int, int]] = []
+    first: dict[int, int] = {}
+    for idx in sorted(range(len(labels)), key=lambda i: -len(_norm(labels[i]))):
+        label = _norm(labels[idx])
+        if not label:
+            return None
+        pattern = re.compile(r"(?<![0-9a-z])" + re.escape(label) + r"(?![0-9a-z])")
+        hits = [(m.start(), m.end()) for m in pattern.finditer(portion)
+                if not any(m.start() < e and s < m.end() for s, e in taken)]
+        if len(hits) != 1:
+            return None
+        taken.append(hits[0])
+        first[idx] = hits[0][0]
+    order = sorted(first, key=first.get)
+    return tuple(labels[i] for i in order)  # type: ignore[return-value]
+
+
+def to_status(text: str | None, order) -> str:
+    if order is not None:
+        return "ok"
+    if text is None or not _clean(text).strip():
+        return "empty"
+    return "unparsed"
+
+
+# ------------------------------------------------------------------ records
+
+def _answer_value(item: SureonItem):
+    return list(item.answer) if isinstance(item.answer, tuple) else item.answer
+
+
+def _base(item: SureonItem, mode: str) -> dict:
+    return {"benchmark": BENCHMARK, "uid": item.uid, "category": item.category, "group": item.group,
+            "kind": item.kind, "mode": mode, "answer": _answer_value(item)}
+
+
+def _judge_fn(judge) -> JudgeFn | None:
+    if judge is None:
+        return None
+    if not callable(judge) and callable(getattr(judge, "judge", None)):
+        return judge.judge  # a Judge instance
+    if not callable(judge):
+        raise TypeError(f"judge must be a callable (Judge.judge-compatible) or None, got {type(judge).__name__}")
+    return judge
+
+
+def score_item(item: SureonItem, raw_output: str | None, mode: str, *, judge=None) -> dict:
+    """The per-item record for one model output.
+
+    MCQ and TO: ``correct`` is a bool. SM: without a judge, status
+    ``not_judged`` and ``correct`` None (counted, not scored); with one,
+    ``correct`` is the verdict (a None verdict: status ``invalid``, wrong).
+    """
+    rec = _base(item, mode)
+    reason = None
+    if item.kind == "mcq":
+        ex = extract_choice(raw_output, item.options)
+        extracted, status, valid = ex.letter, ex.status, ex.valid
+        correct = bool(valid and ex.letter == item.answer)
+    elif item.kind == "to":
+        order = extract_order(raw_output, item.events)
+        status = to_status(raw_output, order)
+        valid = order is not None
+        extracted = list(order) if order is not None else None
+        correct = bool(valid and tuple(order) == tuple(item.answer))
+    else:  # sm
+        fn = _judge_fn(judge)
+        answer = _clean(raw_output).strip() if isinstance(raw_output, str) else ""
+        extracted = answer
+        if fn is None:
+            status, valid, correct = "not_judged", False, None
+        else:
+            verdict = fn(uid=item.uid, question=item.question, reference=item.reference, answer=answer)
+            value = getattr(verdict, "correct", "?")
+            if value is not None and not isinstance(value, bool):
+                raise TypeError(f"item {item.uid}: the judge must return a Verdict with correct True/False/None, "
+                                f"got {verdict!r}")
+            reason = getattr(verdict, "reason", None)
+            if value is None:
+                status, valid, correct = "invalid", False, False
+            else:
+                status, valid, correct = "ok", True, value
+    rec.update(raw_output=raw_output, extracted=extracted, status=status, valid=valid, correct=correct,
+               error=None, judge_reason=reason)
+    return rec
+
+
+def missing_record(item: SureonItem, mode: str) -> dict:
+    rec = _base(item, mode)
+    rec.update(raw_output=None, extracted=None, status="missing", valid=False, correct=False, error=None,
+               judge_reason=None)
+    return rec
+
+
+def error_record(item: SureonItem, mode: str, error: str) -> dict:
+    rec = _base(item, mode)
+    rec.update(raw_output=None, extracted=None, status="error", valid=False, correct=False, error=error,
+               judge_reason=None)
+    return rec
+
+
+def score_predictions(items: list[SureonItem], predictions: dict[str, dict], mode: str | None = None, *,
+                      judge=None) -> list[dict]:
+    """One record per item: scored, missing, or video error. ``predictions`` as from :func:`read_predictions`."""
+    records = []
+    for it in items:
+        p = predictions.get(it.uid)
+        m = mode or (p or {}).get("mode") or "unknown"
+        if p is None:
+            records.append(missing_record(it, m))
+        elif p.get("error"):
+            records.append(error_record(it, m, p["error"]))
+        else:
+            records.append(score_item(it, p["raw"], m, judge=judge))
+    return records
+
+
+# ------------------------------------------------------------------ report
+
+_GROUP_OF = {c.code: c.group for c in CATEGORIES}
+
+
+def _accuracy_records(records: list[dict], name: str) -> dict[str, dict]:
+    """uid -> record for the accuracy-scored (MCQ, TO) records; problems name the uid and field."""
+    problems: list[str] = []
+    out: dict[str, dict] = {}
+    for n, r in enumerate(records):
+        if not isinstance(r, dict) or "uid" not in r:
+            problems.append(f"{name} record #{n}: field 'uid': missing")
+            continue
+        uid = str(r["uid"])
+        if r.get("category") not in _GROUP_OF:
+            problems.append(f"{name} item {uid}: field 'category': unknown category {r.get('category')!r}")
+            continue
+        if r["category"] == "SM":
+            continue
+        if not isinstance(r.get("correct"), bool):
+            problems.append(f"{name} item {uid}: field 'correct': must be true/false, got {r.get('correct')!r}")
+            continue
+        if uid in out:
+            problems.append(f"{name} item {uid}: field 'uid': more than one record")
+            continue
+        out[uid] = r
+    if problems:
+        raise DataError(problems, source=f"sureon report ({name} records)")
+    return out
+
+
+def _sm_summary(records: list[dict]) -> dict:
+    sm = [r for r in records if isinstance(r, dict) and r.get("category") == "SM"]
+    n = len(sm)
+    not_judged = sum(1 for r in sm if r.get("status") == "not_judged")
+    correct = sum(1 for r in sm if r.get("correct") is True)
+    return {"accuracy": correct / n if n and not not_judged else None,
+            "correct": correct, "n": n,
+            "judged": sum(1 for r in sm if r.get("status") == "ok"),
+            "not_judged": not_judged,
+            "invalid": sum(1 for r in sm if r.get("status") == "invalid")}
+
+
+def report(records: list[dict], *, blind_records: list[dict] | None = None, n_resamples: int = 10_000,
+           seed: int = 0) -> dict:
+    """The Sureon report (accuracies 0..1).
+
+    ``mu``: pooled accuracy over every accuracy-scored item (MCQ + TO; SM
+    never enters it); ``perception`` / ``reasoning`` (reasoning without SM)
+    and ``by_category`` (SM excluded, categories present, in Table 3 order),
+    each ``stats.accuracy_summary`` (bootstrap and Wilson 95% CIs). ``sm``:
+    the judged summaries, {"accuracy", "correct", "n", "judged",
+    "not_judged", "invalid"}; ``accuracy`` is correct / n, None when any SM
+    item was not judged (missing and error records count as wrong, as
+    everywhere). ``mg`` (only with ``blind_records``): MG = S_v - S_wv over
+    the accuracy-scored items, which both runs must share, {"overall",
+    "by_category"}.
+    """
+    acc = _accuracy_records(records, "visual")
+    correct = {uid: r["correct"] for uid, r in acc.items()}
+
+    def summary(uids) -> dict:
+        return accuracy_summary({u: correct[u] for u in uids}, n_resamples=n_resamples, seed=seed)
+
+    by_cat: dict[str, list[str]] = defaultdict(list)
+    for uid, r in acc.items():
+        by_cat[r["category"]].append(uid)
+    out = {
+        "benchmark": BENCHMARK,
+        "mu": summary(list(acc)),
+        "perception": summary([u for u, r in acc.items() if _GROUP_OF[r["category"]] == "perception"]),
+        "reasoning": summary([u for u, r in acc.items() if _GROUP_OF[r["category"]] == "reasoning"]),
+        "by_category": {c: summary(by_cat[c]) for c in CATEGORY_CODES if c in by_cat},
+        "sm": _sm_summary(records),
+    }
+    if blind_records is not None:
+        blind = _accuracy_records(blind_records, "blind")
+        mg = multimodal_gain(correct, {uid: r["correct"] for uid, r in blind.items()},
+                             groups={uid: r["category"] for uid, r in acc.items()})
+        order = [c for c in CATEGORY_CODES if c in mg["by_group"]]
+        out["mg"] = {"overall": mg["overall"], "by_category": {c: mg["by_group"][c] for c in order}}
+    return out
+
+
+def _pct(x) -> str:
+    return "—" if x is None else f"{100 * x:.1f}"
+
+
+def _ci(ci) -> str:
+    return "—" if not ci else f"[{_pct(ci[0])}, {_pct(ci[1])}]"
+
+
+def _signed(x) -> str:
+    return "—" if x is None else f"{100 * x:+.1f}"
+
+
+def format_report(rep: dict) -> str:
+    """The report as a readable table: accuracy in percent (one decimal) with both 95% CIs."""
+    names = {c.code: c.name for c in CATEGORIES}
+    mg = rep.get("mg")
+    head = ["", "n", "correct", "acc %", "bootstrap 95% CI", "Wilson 95% CI"] + (["MG"] if mg else [])
+    rows = []
+
+    def row(label, s, gain=None):
+        cells = [label, str(s["n"]), str(s["correct"]), _pct(s["accuracy"]), _ci(s["ci95_bootstrap"]),
+                 _ci(s["ci95_wilson"])]
+        rows.append(cells + ([_signed(gain)] if mg else []))
+
+    row("mu (MCQ + TO)", rep["mu"], mg["overall"] if mg else None)
+    for group in ("perception", "reasoning"):
+        row(group + (" (without SM)" if group == "reasoning" else ""), rep[group])
+        for code, s in rep["by_category"].items():
+            if _GROUP_OF.get(code) == group:
+                row(f"  {code}  {names[code]}", s, mg["by_category"].get(code) if mg else None)
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+
+    def fmt(r):
+        return " | ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
+
+    lines = ["Sureon (accuracy in %; SM is judged and not part of mu)", fmt(head),
+             "-+-".join("-" * w for w in widths), *[fmt(r) for r in rows], ""]
+    sm = rep["sm"]
+    if sm["n"]:
+        text = f"SM  Sequence Summarization (LLM judge): n={sm['n']}, judged={sm['judged']}"
+        if sm["accuracy"] is not None:
+            text += f", correct={sm['correct']}, accuracy {_pct(sm['accuracy'])}%"
+        else:
+            text += f", correct={sm['correct']}, accuracy — (not judged: {sm['not_judged']})"
+        if sm["invalid"]:
+            text += f", invalid verdicts={sm['invalid']}"
+        lines.append(text)
+    else:
+        lines.append("SM  Sequence Summarization: no items")
+    if mg:
+        lines.append("MG = S_v - S_wv in points (visual minus blind accuracy on the same items)")
+    return "\n".join(lines)
+
+
+def dumps_report(rep: dict) -> str:
+    """The report as JSON text."""
+    return json.dumps(rep, indent=2, ensure_ascii=False)
