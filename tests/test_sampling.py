@@ -136,3 +136,17 @@ def test_plan_key_is_stable_and_depends_on_frames():
 def test_bad_cap_is_rejected(bad):
     with pytest.raises(ValueError):
         plan_frames(VideoMeta(100, 25.0), FpsCap(1.0, bad))
+
+
+def test_clip_frames_between_four_and_eight():
+    from medhorizon_tasks.sampling import Clip
+
+    meta = VideoMeta(25 * 600, 25.0)
+    long_clip = plan_frames(meta, Clip(100.0, 160.0))
+    assert len(long_clip) == 8 and long_clip.timestamps[0] == 100.0 and long_clip.timestamps[-1] == 160.0
+    six = plan_frames(meta, Clip(10.0, 15.0))  # grid points 10..15 s: six of them
+    assert [round(t) for t in six.timestamps] == [10, 11, 12, 13, 14, 15]
+    short = plan_frames(meta, Clip(20.0, 21.0))  # two grid points only: four frames over the clip instead
+    assert len(short) == 4 and short.timestamps[0] == 20.0 and short.timestamps[-1] == 21.0
+    with pytest.raises(ValueError, match="holds no frame"):
+        plan_frames(meta, Clip(700.0, 710.0))

@@ -212,15 +212,24 @@ def _cmd_compare(args) -> int:
     from .benchmarks.medhorizon import scoring
     from .stats import format_pairwise, pairwise_mcnemar
 
-    items = _load_items(args.benchmark, args.data)
+    if args.benchmark == "sureon":
+        from .benchmarks.sureon import items as sureon_items
+        from .benchmarks.sureon import scoring as sureon
+
+        items = sureon_items.load_items(args.data)
+        score = sureon.score_predictions
+    else:
+        items = _load_items(args.benchmark, args.data)
+        score = scoring.score_predictions
     uids = [it.uid for it in items]
     labels = args.labels.split(",") if args.labels else [Path(r).stem for r in args.runs]
     if len(labels) != len(args.runs) or len(set(labels)) != len(labels):
         raise MedHorizonError("--labels must give one distinct name per run")
     runs = {}
     for label, path in zip(labels, args.runs):
-        records = scoring.score_predictions(items, scoring.read_predictions(path, uids))
-        runs[label] = {r["uid"]: r["correct"] for r in records}
+        records = score(items, scoring.read_predictions(path, uids))
+        # Sureon's SM items are judged separately and stay out of the paired tests, as out of mu.
+        runs[label] = {r["uid"]: bool(r["correct"]) for r in records if r.get("kind") != "sm"}
     result = pairwise_mcnemar(runs, alpha=args.alpha)
     print(json.dumps(result, indent=2) if args.json else format_pairwise(result))
     return 0
@@ -256,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="paired McNemar tests, Holm-corrected, between every pair of runs")
     c.add_argument("runs", nargs="+", help="predictions files (authors' format or lmms-eval samples), 2 or more")
-    c.add_argument("--benchmark", default="medhorizon", choices=["medhorizon"])
+    c.add_argument("--benchmark", default="medhorizon", choices=["medhorizon", "sureon"])
     c.add_argument("--data", help="release JSONL or local dataset folder (default: $MEDHORIZON_DATA)")
     c.add_argument("--labels", help="comma-separated run names (default: file names)")
     c.add_argument("--alpha", type=float, default=0.05)

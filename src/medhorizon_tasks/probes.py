@@ -24,7 +24,8 @@ from collections.abc import Iterable
 
 from .data.visual_code import decode_code
 
-_TAG = re.compile(r"\[probe #(\d+)( first-seen)?\]")
+_TAG = re.compile(r"\[probe #(\d+)( first-seen| events)?\]")
+_EVENTS = re.compile(r"(?:^Events: |\(actions: )(.+?)(?:\.$|\))", re.MULTILINE)
 _OPTION = re.compile(r"^([A-Z])\.\s+(.*\S)\s*$", re.MULTILINE)
 
 REFUSAL = "I cannot determine the answer: none of the frames I was given shows the relevant evidence."
@@ -70,12 +71,27 @@ def read_codes(images: Iterable) -> list[tuple[int, int]]:
     return found
 
 
+def _order_answer(codes: list[tuple[int, int]], tag: int, prompt: str, seed: int) -> str:
+    """Sureon-style order items: the listed events, in the order their codes first appear."""
+    m = _EVENTS.search(prompt)
+    labels = [x.strip() for x in m.group(1).split(";")] if m else []
+    order = list(dict.fromkeys(idx for t, idx in codes if t == tag and idx < len(labels)))
+    if len(order) < len(labels) or not labels:
+        return REFUSAL
+    names = [labels[i] for i in order]
+    if _h(seed, "order", prompt) % 2:
+        return " > ".join(names)
+    return f"First {names[0]}, " + "".join(f"then {x}, " for x in names[1:-1]) + f"finally {names[-1]}."
+
+
 def needle_answer(images: Iterable, prompt: str, seed: int = 0) -> str:
     m = _TAG.search(prompt)
+    if m is not None and m.group(2) == " events":
+        return _order_answer(read_codes(images), int(m.group(1)), prompt, seed)
     options = options_in(prompt)
     if m is None or not options:
         return REFUSAL
-    tag, first_seen = int(m.group(1)), bool(m.group(2))
+    tag, first_seen = int(m.group(1)), m.group(2) == " first-seen"
     seen = [idx for t, idx in read_codes(images) if t == tag and idx < len(options)]
     if not seen:
         return REFUSAL

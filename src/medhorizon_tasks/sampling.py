@@ -138,6 +138,33 @@ class Oracle:
 
 
 @dataclass(frozen=True)
+class Clip:
+    """Sureon's clip frames: up to ``max_frames`` uniformly over ``[start_s, end_s]``, at least ``min_frames``.
+
+    The candidates are the ``fps`` grid points inside the clip: with more than
+    ``max_frames`` of them, ``max_frames`` are kept uniformly (first and last
+    included); with fewer than ``min_frames`` (a clip of a few seconds),
+    ``min_frames`` are taken uniformly from all the clip's frames instead. A
+    clip with fewer frames than that gives them all.
+    """
+
+    start_s: float
+    end_s: float
+    min_frames: int = 4
+    max_frames: int = 8
+    fps: float = 1.0
+
+    def __post_init__(self):
+        if not (math.isfinite(self.start_s) and math.isfinite(self.end_s) and 0 <= self.start_s < self.end_s):
+            raise ValueError(f"a clip needs 0 <= start_s < end_s, got [{self.start_s}, {self.end_s}]")
+        if not 1 <= self.min_frames <= self.max_frames:
+            raise ValueError("clip frame counts need 1 <= min_frames <= max_frames")
+
+    def describe(self) -> str:
+        return f"clip(start={self.start_s:g},end={self.end_s:g},frames={self.min_frames}-{self.max_frames})"
+
+
+@dataclass(frozen=True)
 class ChangeSignal:
     """How much the picture changes over one video: ``scores[k]`` at ``times[k]``.
 
@@ -287,6 +314,8 @@ def plan_frames(meta: VideoMeta, policy) -> FramePlan:
             fallback = FpsCap(policy.fps, policy.fallback_cap)
             idx = uniform_subsample(fps_candidates(meta, fallback.fps), fallback.cap)
             label = f"{label}->no_windows->{fallback.describe()}"
+    elif isinstance(policy, Clip):
+        idx = _clip_indices(meta, policy)
     elif isinstance(policy, (FrameChange, Hybrid)):
         idx, filled = _change_indices(meta, policy)
         if filled:
@@ -296,6 +325,20 @@ def plan_frames(meta: VideoMeta, policy) -> FramePlan:
     idx = np.asarray(idx, dtype=np.int64)
     times = meta.times_of(idx)
     return FramePlan(tuple(int(i) for i in idx), tuple(round(float(t), 6) for t in times), label)
+
+
+def _clip_indices(meta: VideoMeta, policy: Clip) -> np.ndarray:
+    all_idx = np.arange(meta.num_frames, dtype=np.int64)
+    times = meta.times_of(all_idx)
+    inside = all_idx[(times >= policy.start_s - 1e-6) & (times <= policy.end_s + 1e-6)]
+    if not len(inside):
+        raise ValueError(f"clip [{policy.start_s}, {policy.end_s}] s holds no frame of a "
+                         f"{meta.duration_s:.1f} s video")
+    grid = fps_candidates(meta, policy.fps)
+    grid = grid[(grid >= inside[0]) & (grid <= inside[-1])]
+    if len(grid) >= policy.min_frames:
+        return uniform_subsample(grid, policy.max_frames)
+    return uniform_subsample(inside, policy.min_frames)
 
 
 def _oracle_indices(meta: VideoMeta, policy: Oracle) -> np.ndarray | None:

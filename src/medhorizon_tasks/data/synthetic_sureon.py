@@ -1,0 +1,126 @@
+"""A synthetic Sureon-style sample: short clips whose answers are drawn as visual codes.
+
+One 24-second video (128x96, 4 fps) per item; the clip is [1, 23] s, so the
+protocol's 8 frames are ~3.1 s apart and every 4-second code window is seen.
+
+- MCQ items (the eight MCQ categories, 3 each, seven options): one window
+  shows ``(tag, answer_index)``. The visual code carries two letter bits, so
+  the synthetic answers are among A-D (the options still run to G; the real
+  benchmark's answers are not restricted). The question ends with
+  ``[probe #tag]``.
+- TO items (3) and SM items (2): three windows show ``(tag, event_index)`` in
+  the true order of the events; the question ends with
+  ``[probe #tag events]`` and the needle probe lists the events in the order it
+  sees their codes.
+
+Blind, the needle probe sees no frames and refuses: the multimodal gain on this
+sample is the whole of the visual score.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from filelock import FileLock
+
+from .synthetic import default_synthetic_dir, write_video
+from .visual_code import BackgroundGenerator, encode_code
+
+SAMPLE_VERSION = 1
+FPS, WIDTH, HEIGHT, SECONDS = 4.0, 128, 96, 24
+CLIP = (1.0, 23.0)
+MCQ_CATEGORIES = ("AD", "EE", "EA", "PAD", "IAI", "LAR", "SPI", "F")
+_STEPS = ["Retraction", "Blunt dissection", "Clipping", "Cutting", "Coagulation", "Suturing", "Irrigation",
+          "Suction", "Stapling", "Specimen extraction", "Knot tying", "Needle passing"]
+
+
+@dataclass(frozen=True)
+class SureonSample:
+    root: Path
+    data_path: Path
+    video_root: Path
+
+
+def plan_sample(seed: int = 0) -> list[dict]:
+    """The items (and, in ``_windows``/``_codes``, what each video shows); a pure function of ``seed``."""
+    rng = np.random.default_rng([seed, SAMPLE_VERSION])
+    items = []
+    k = 0
+    for cat in MCQ_CATEGORIES:
+        for _ in range(3):
+            opts = [str(x) for x in rng.choice(_STEPS, size=7, replace=False)]
+            ans = int(rng.integers(0, 4))
+            start = float(rng.integers(4, 17))
+            items.append({"uid": f"syn-{cat.lower()}-{k}", "category": cat,
+                          "question": f"Which action is shown in the marked moment of this clip? [probe #{k}]",
+                          "video_path": f"clips/clip{k:02d}.mp4", "start_s": CLIP[0], "end_s": CLIP[1],
+                          "options": opts, "answer": "ABCDEFG"[ans],
+                          "_windows": [[start, start + 4]], "_codes": [[k, ans]]})
+            k += 1
+    for cat, n in (("TO", 3), ("SM", 2)):
+        for _ in range(n):
+            events = [str(x) for x in rng.choice(_STEPS, size=3, replace=False)]
+            order = [int(i) for i in rng.permutation(3)]  # event indices in true order
+            windows = [[3.0, 7.0], [10.0, 14.0], [17.0, 21.0]]
+            rec = {"uid": f"syn-{cat.lower()}-{k}", "category": cat,
+                   "question": f"In what order do the marked actions happen in this clip? [probe #{k} events]",
+                   "video_path": f"clips/clip{k:02d}.mp4", "start_s": CLIP[0], "end_s": CLIP[1],
+                   "_windows": windows, "_codes": [[k, i] for i in order]}
+            if cat == "TO":
+                rec.update(events=events, answer=[events[i] for i in order])
+            else:
+                rec.update(events_shown=events, reference="; ".join(events[i] for i in order))
+            items.append(rec)
+            k += 1
+    return items
+
+
+def _render(rec: dict, seed: int):
+    bg = BackgroundGenerator(HEIGHT, WIDTH, seed=seed)
+    n = int(FPS * SECONDS)
+    codes = {}
+    for (a, b), (tag, idx) in zip(rec["_windows"], rec["_codes"]):
+        for i in range(int(a * FPS), int(b * FPS)):
+            codes[i] = (tag, idx)
+    for i in range(n):
+        yield encode_code(*codes[i], HEIGHT, WIDTH) if i in codes else bg(i / FPS)
+
+
+def _public(rec: dict) -> dict:
+    out = {k: v for k, v in rec.items() if not k.startswith("_") and k != "events_shown"}
+    if rec["category"] == "SM":  # the needle needs the event labels; a real SM item has none
+        out["question"] = rec["question"].replace(" [probe", f" (actions: {'; '.join(rec['events_shown'])}) [probe")
+    return out
+
+
+def build_sureon_sample(out_dir: str | os.PathLike | None = None, *, seed: int = 0) -> SureonSample:
+    """Write the sample (cached; safe when several processes build it at once)."""
+    root = Path(out_dir) if out_dir else default_synthetic_dir() / f"sureon_v{SAMPLE_VERSION}"
+    sample = SureonSample(root, root / "sureon_synthetic.jsonl", root / "videos")
+    marker = root / "manifest.json"
+    if marker.exists() and json.loads(marker.read_text()).get("seed") == seed:
+        return sample
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root) + ".lock"):
+        if marker.exists() and json.loads(marker.read_text()).get("seed") == seed:
+            return sample
+        tmp = root.parent / f".{root.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        records = plan_sample(seed)
+        for k, rec in enumerate(records):
+            path = tmp / "videos" / rec["video_path"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_video(path, _render(rec, seed * 1000 + k), FPS, WIDTH, HEIGHT)
+        (tmp / "sureon_synthetic.jsonl").write_text("".join(json.dumps(_public(r)) + "\n" for r in records))
+        (tmp / "manifest.json").write_text(json.dumps({"version": SAMPLE_VERSION, "seed": seed,
+                                                       "items": len(records)}))
+        if root.exists():
+            import shutil
+
+            shutil.rmtree(root)
+        os.replace(tmp, root)
+    return sample
