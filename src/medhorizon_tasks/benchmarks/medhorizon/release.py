@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ...errors import DataError
 from ...jsonl import iter_jsonl
+from ...mcq import parse_options, strip_letter_prefix
 from .taxonomy import resolve_task
 
 __all__ = ["Item", "load_release", "flatten_record", "features", "items_to_dataset", "LETTERS", "DATA_ENV"]
@@ -100,46 +101,8 @@ def items_to_dataset(items: list[Item]):
 _PREFIX = re.compile(r"^\s*\(?([A-Da-d])\s*[\.\):：]\s*")
 
 
-def _strip_prefix(text: str, letter: str) -> str:
-    m = _PREFIX.match(text)
-    if m and m.group(1).upper() == letter:
-        return text[m.end():].strip()
-    return text.strip()
-
-
 def _parse_options(raw, where: str, problems: list[str]) -> tuple[str, ...] | None:
-    if isinstance(raw, dict):
-        keys = sorted(str(k).strip().upper() for k in raw)
-        if keys != list(LETTERS):
-            problems.append(f"{where} field 'options': a mapping must have exactly the keys A, B, C, D, got {sorted(map(str, raw))}")
-            return None
-        by_letter = {str(k).strip().upper(): v for k, v in raw.items()}
-        values = [by_letter[L] for L in LETTERS]
-    elif isinstance(raw, list):
-        if len(raw) != 4:
-            problems.append(f"{where} field 'options': expected exactly 4 options, got {len(raw)}")
-            return None
-        values = raw
-    else:
-        problems.append(f"{where} field 'options': expected a list of 4 strings or a mapping A-D, got {type(raw).__name__}")
-        return None
-    out = []
-    for letter, v in zip(LETTERS, values):
-        if not isinstance(v, str) or not v.strip():
-            problems.append(f"{where} field 'options': option {letter} must be a non-empty string, got {v!r}")
-            return None
-        text = _strip_prefix(v, letter)
-        if not text:
-            problems.append(f"{where} field 'options': option {letter} is empty after removing its '{letter}.' prefix")
-            return None
-        out.append(text)
-    normalised = [" ".join(o.lower().split()) for o in out]
-    if len(set(normalised)) != 4:
-        dup = sorted({o for o in normalised if normalised.count(o) > 1})
-        problems.append(f"{where} field 'options': options must be distinct, repeated: {dup}")
-        return None
-    return tuple(out)
-
+    return parse_options(raw, LETTERS, where, problems)
 
 def _parse_answer(raw, options: tuple[str, ...], where: str, problems: list[str]) -> str | None:
     if not isinstance(raw, str) or not raw.strip():
@@ -150,7 +113,7 @@ def _parse_answer(raw, options: tuple[str, ...], where: str, problems: list[str]
     if m:
         return m.group(1).upper()
     m = _PREFIX.match(s)  # "B. Dissection"
-    if m and _strip_prefix(s, m.group(1).upper()).lower() == options[LETTERS.index(m.group(1).upper())].lower():
+    if m and strip_letter_prefix(s, m.group(1).upper()).lower() == options[LETTERS.index(m.group(1).upper())].lower():
         return m.group(1).upper()
     lowered = [o.lower() for o in options]
     if s.lower() in lowered:

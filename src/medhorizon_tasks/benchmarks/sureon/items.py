@@ -37,6 +37,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from ...errors import DataError
 from ...jsonl import iter_jsonl
+from ...mcq import parse_options
 from ..medhorizon.release import parse_uid
 
 __all__ = ["Category", "CATEGORIES", "CATEGORY_CODES", "GROUPS", "KINDS", "LETTERS", "N_OPTIONS",
@@ -131,49 +132,8 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _strip_prefix(text: str, letter: str) -> str:
-    m = _PREFIX.match(text)
-    if m and m.group(1).upper() == letter:
-        return text[m.end():].strip()
-    return text.strip()
-
-
 def _parse_options(raw, where: str, problems: list[str]) -> tuple[str, ...] | None:
-    if isinstance(raw, dict):
-        keys = sorted(str(k).strip().upper() for k in raw)
-        if keys != list(LETTERS):
-            problems.append(f"{where} field 'options': a mapping must have exactly the keys A-G, "
-                            f"got {sorted(map(str, raw))}")
-            return None
-        by_letter = {str(k).strip().upper(): v for k, v in raw.items()}
-        values = [by_letter[L] for L in LETTERS]
-    elif isinstance(raw, list):
-        if len(raw) != N_OPTIONS:
-            problems.append(f"{where} field 'options': expected exactly {N_OPTIONS} options, got {len(raw)}")
-            return None
-        values = raw
-    else:
-        problems.append(f"{where} field 'options': expected a list of {N_OPTIONS} strings or a mapping A-G, "
-                        f"got {type(raw).__name__}")
-        return None
-    out = []
-    for letter, v in zip(LETTERS, values):
-        if not isinstance(v, str) or not v.strip():
-            problems.append(f"{where} field 'options': option {letter} must be a non-empty string, got {v!r}")
-            return None
-        text = _strip_prefix(v, letter)
-        if not text:
-            problems.append(f"{where} field 'options': option {letter} is empty after removing its "
-                            f"'{letter}.' prefix")
-            return None
-        out.append(text)
-    normalised = [_norm(o) for o in out]
-    if len(set(normalised)) != N_OPTIONS:
-        dup = sorted({o for o in normalised if normalised.count(o) > 1})
-        problems.append(f"{where} field 'options': options must be distinct, repeated: {dup}")
-        return None
-    return tuple(out)
-
+    return parse_options(raw, LETTERS, where, problems)
 
 def _parse_mcq_answer(raw, options: tuple[str, ...], where: str, problems: list[str]) -> str | None:
     if not isinstance(raw, str) or not raw.strip():
