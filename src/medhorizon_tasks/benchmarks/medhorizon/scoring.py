@@ -121,19 +121,25 @@ def _from_lmms_sample(rec: dict, line: int, problems: list[str]):
     return uid, {"raw": raw, "mode": metric.get("mode"), "error": metric.get("error")}
 
 
-def score_predictions(items: list[Item], predictions: dict[str, dict], mode: str | None = None) -> list[dict]:
-    """One record per benchmark item: scored, missing, or video error."""
+def records_for(items, predictions: dict[str, dict], mode: str | None, *, score, missing, error) -> list[dict]:
+    """One record per benchmark item (any benchmark): ``score(item, raw, mode)``, ``missing(item, mode)``
+    when it has no prediction, ``error(item, mode, reason)`` when its video failed."""
     records = []
     for it in items:
         p = predictions.get(it.uid)
         m = mode or (p or {}).get("mode") or "unknown"
         if p is None:
-            records.append(missing_record(it, m))
+            records.append(missing(it, m))
         elif p.get("error"):
-            records.append(error_record(it, m, p["error"]))
+            records.append(error(it, m, p["error"]))
         else:
-            records.append(score_item(it, p["raw"], m))
+            records.append(score(it, p["raw"], m))
     return records
+
+
+def score_predictions(items: list[Item], predictions: dict[str, dict], mode: str | None = None) -> list[dict]:
+    """One record per benchmark item: scored, missing, or video error."""
+    return records_for(items, predictions, mode, score=score_item, missing=missing_record, error=error_record)
 
 
 # ------------------------------------------------------------------ reports

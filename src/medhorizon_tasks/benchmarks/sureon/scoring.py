@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from ...errors import DataError
 from ...extract import extract_choice
 from ...stats import accuracy_summary, multimodal_gain
-from ..medhorizon.scoring import PREDICTION_KEYS, read_predictions
+from ..medhorizon.scoring import PREDICTION_KEYS, read_predictions, records_for
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
 
 __all__ = ["extract_order", "score_item", "missing_record", "error_record", "read_predictions",
@@ -209,17 +209,8 @@ def error_record(item: SureonItem, mode: str, error: str) -> dict:
 def score_predictions(items: list[SureonItem], predictions: dict[str, dict], mode: str | None = None, *,
                       judge=None) -> list[dict]:
     """One record per item: scored, missing, or video error. ``predictions`` as from :func:`read_predictions`."""
-    records = []
-    for it in items:
-        p = predictions.get(it.uid)
-        m = mode or (p or {}).get("mode") or "unknown"
-        if p is None:
-            records.append(missing_record(it, m))
-        elif p.get("error"):
-            records.append(error_record(it, m, p["error"]))
-        else:
-            records.append(score_item(it, p["raw"], m, judge=judge))
-    return records
+    return records_for(items, predictions, mode, score=lambda it, raw, m: score_item(it, raw, m, judge=judge),
+                       missing=missing_record, error=error_record)
 
 
 # ------------------------------------------------------------------ report
