@@ -165,3 +165,29 @@ def test_overall_is_unweighted_mean_over_datasets():
     assert round(100 * overall(rows)["multi_level"], 1) == 8.9
     rows["GraSP"]["step_given_phase"] = float("nan")
     assert overall(rows)["step_given_phase"] == 0.0  # NaN dataset skipped
+
+
+# DAG with semantic groups: A -> {a1, x}, B -> {x, b1}; group g = {a1, b1}
+DAG_G = Hierarchy.from_json({"phases": {"A": ["a1", "x"], "B": ["x", "b1"]}, "semantic_groups": {"g": ["a1", "b1"]}})
+
+
+def test_video_metrics_dag_every_metric_hand_computed():
+    #        frame: 1         2          3          4          5
+    gp, gs = ["A", "B", "B", "A", "A"], ["x", "x", "b1", "a1", "a1"]
+    pp, ps = ["A", "B", "A", "B", "A"], ["x", "b1", "a1", "x", "a1"]
+    # 1 exact; 2 phase right, b1 in B -> sibling; 3 both wrong, a1 not in B -> cousin, but a1 ~ b1 (group g);
+    # 4 both wrong, x is in A (the DAG) -> sibling; 5 exact
+    m = video_metrics(gp, gs, pp, ps, DAG_G)
+    exp = {"phase_acc": 3 / 5, "step_acc": 2 / 5, "multi_level": math.sqrt(3 / 5 * 2 / 5),
+           "both_right": 2 / 5, "both_wrong": 2 / 5, "step_given_phase": 2 / 3,
+           "sibling": 4 / 5, "cousin": 1 / 5, "semantic_step": 3 / 5,
+           # A: P=2/3 R=2/3; B: P=1/2 R=1/2
+           "phase_f1": (2 / 3 + 1 / 2) / 2,
+           # x: P=1/2 R=1/2; b1: 0; a1: P=1/2 R=1/2
+           "step_f1": (1 / 2 + 0 + 1 / 2) / 3}
+    for k, v in exp.items():
+        assert m[k] == pytest.approx(v), k
+    assert m["n_invalid"] == 0
+    # with x only under B (a tree), frame 4's x is no longer in its ground-truth phase A: a cousin
+    tree = Hierarchy.from_json({"phases": {"A": ["a1"], "B": ["x", "b1"]}, "semantic_groups": {"g": ["a1", "b1"]}})
+    assert video_metrics(gp, gs, pp, ps, tree)["sibling"] == pytest.approx(3 / 5)

@@ -27,6 +27,18 @@ def _cmd_task_path(args) -> int:
 
 
 def _cmd_synthetic(args) -> int:
+    if args.benchmark == "sureon":
+        from .data.synthetic_sureon import build_sureon_sample
+
+        sample = build_sureon_sample(args.out, seed=args.seed)
+        print(f"data:   {sample.data_path}\nvideos: {sample.video_root}")
+        return 0
+    if args.benchmark == "surghi":
+        from .data.synthetic_surghi import build_surghi_sample
+
+        sg = build_surghi_sample(args.out, seed=args.seed)
+        print(f"annotations: {sg.annotations_path}\nhierarchy:   {sg.hierarchy_path}\nvideos:      {sg.video_root}")
+        return 0
     from .data.synthetic import build_synthetic
 
     bench = build_synthetic(args.out, seed=args.seed, force=args.force, progress=not args.quiet)
@@ -114,12 +126,33 @@ def _cmd_blind_audit(args) -> int:
     return 0
 
 
+def _cmd_score_surghi(args) -> int:
+    from .benchmarks.surghi import frames, scoring
+
+    if not args.annotations:
+        raise MedHorizonError("score --benchmark surghi needs --annotations (rows dataset, video, frame, phase, "
+                              "step; the synthetic sample's: `medhorizon-tasks synthetic --benchmark surghi`)")
+    annotations = frames.read_frame_rows(args.annotations, role="annotations")
+    given = frames.load_hierarchy_file(args.hierarchy) if args.hierarchy else None
+    hierarchies = frames.resolve_hierarchies(annotations, given)
+    predictions = scoring.read_predictions(args.predictions, hierarchies)
+    rep = scoring.evaluate(annotations, predictions, hierarchies).report()
+    print(scoring.dumps_report(rep) if args.json else scoring.format_report(rep))
+    for ds, r in rep["datasets"].items():
+        if r.get("n_missing") or r.get("n_extra"):
+            print(f"warning: {ds}: {r['n_missing']} annotated frame(s) without a prediction (scored wrong), "
+                  f"{r['n_extra']} prediction(s) for frames not in the annotations (ignored)", file=sys.stderr)
+    return 0
+
+
 def _cmd_score(args) -> int:
     from .benchmarks.medhorizon import scoring
     from .jsonl import write_jsonl
 
     if args.benchmark == "sureon":
         return _cmd_score_sureon(args)
+    if args.benchmark == "surghi":
+        return _cmd_score_surghi(args)
     items = _load_items(args.benchmark, args.data)
     predictions = scoring.read_predictions(args.predictions, [it.uid for it in items])
     records = scoring.score_predictions(items, predictions, mode=args.mode)
@@ -246,16 +279,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("score", help="score a predictions file against a benchmark")
-    s.add_argument("--benchmark", required=True, choices=["medhorizon", "sureon"])
+    s.add_argument("--benchmark", required=True, choices=["medhorizon", "sureon", "surghi"])
     s.add_argument("--data", help="medhorizon: release JSONL or local dataset folder (default: $MEDHORIZON_DATA); "
                    "sureon: the items JSONL")
+    s.add_argument("--annotations", help="surghi: per-frame ground truth, JSONL or CSV rows dataset, video, frame, "
+                   "phase, step")
+    s.add_argument("--hierarchy", help='surghi: hierarchy JSON {"phases": {phase: [steps]}, "semantic_groups": '
+                   '{group: [steps]}} for datasets the package does not know, or {dataset: {...}} '
+                   "(default: shipped MultiBypass140/GraSP/MIPO, else derived from the annotations)")
     s.add_argument("--blind", help="sureon: predictions of the same model without video, for the multimodal gain")
     s.add_argument("--judge", action="store_true", help="sureon: judge SM summaries with the LLM judge "
                    "($MEDHORIZON_JUDGE_BASE_URL, $MEDHORIZON_JUDGE_MODEL, $MEDHORIZON_JUDGE_API_KEY)")
     s.add_argument("--judge-model", help="judge model (default: $MEDHORIZON_JUDGE_MODEL)")
     s.add_argument("--judge-cache", help="JSONL file caching the judge's verdicts")
     s.add_argument("--predictions", required=True,
-                   help='JSONL of {"uid", "prediction"|"pred"|"answer"} or an lmms-eval --log_samples file')
+                   help='JSONL of {"uid", "prediction"|"pred"|"answer"} or an lmms-eval --log_samples file; '
+                   "surghi: JSONL/CSV rows dataset, video, frame, phase, step, or lmms-eval samples")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     s.add_argument("--records", help="also write the per-item records (JSONL) here")
     s.add_argument("--mode", help="mode recorded in the per-item records (default: from the file)")
@@ -341,6 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     y = sub.add_parser("synthetic", help="(re)generate the embedded synthetic benchmark")
     y.add_argument("--out", default=None, help="folder (default: $MEDHORIZON_SYNTHETIC_DIR or the user cache)")
+    y.add_argument("--benchmark", default="medhorizon", choices=["medhorizon", "sureon", "surghi"],
+                   help="which synthetic sample (default: the MedHorizon benchmark)")
     y.add_argument("--seed", type=int, default=0)
     y.add_argument("--force", action="store_true", help="regenerate even if cached")
     y.add_argument("--quiet", action="store_true")
@@ -348,6 +389,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("task-path", help="print the folder to pass to lmms-eval as --include_path")
     t.set_defaults(func=_cmd_task_path)
+
+    from .leaderboard.cli import add_parser as add_leaderboard_parser
+
+    add_leaderboard_parser(sub)
     return p
 
 

@@ -7,7 +7,9 @@
   styles (so answer extraction is exercised too); with no evidence frame among
   its inputs it refuses. For order items (``[probe #N first-seen]``) it answers
   with the first code it sees in the order the frames were given, so frame
-  order perturbations break exactly those items. On the synthetic benchmark it therefore scores ~100%
+  order perturbations break exactly those items. For SurgHiBench prompts (closed "Phases" and
+  "Steps" lists) it reads the code seen most often in its window as ``phase_index << 5 |
+  step_index`` into those lists and answers JSON in varied styles. On the synthetic benchmark it therefore scores ~100%
   with oracle frames and exactly as well as the frame sampler finds the
   evidence otherwise. It knows nothing about clinical video.
 
@@ -18,6 +20,7 @@ across processes and machines.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -56,7 +59,47 @@ def options_in(prompt: str) -> list[tuple[str, str]]:
     return _OPTION.findall(prompt)
 
 
+_LABEL_LIST = re.compile(r"^(Phases|Steps) \(choose exactly one\):\n((?:- .*\n?)+)", re.MULTILINE)
+
+
+def label_lists(prompt: str) -> tuple[list[str], list[str]] | None:
+    """The closed phase and step lists of a SurgHiBench prompt, or ``None`` for other prompts."""
+    found = {m.group(1): [x[2:].strip() for x in m.group(2).splitlines() if x.startswith("- ")]
+             for m in _LABEL_LIST.finditer(prompt)}
+    if "Phases" not in found or "Steps" not in found:
+        return None
+    return found["Phases"], found["Steps"]
+
+
+# Answer styles for phase/step prompts: the parser must read every one of them.
+PHASE_STEP_STYLES = (
+    '{{"phase": "{p}", "step": "{s}"}}',
+    '```json\n{{\n  "phase": "{P}",\n  "step": "{S}"\n}}\n```',
+    "{{'phase': '{p_}', 'step': '{s_}'}}",
+    "Phase: {P}\nStep: {S}",
+    'The frame shows the {s} step.\n{{"step": "{S}", "phase": "{p}",}}',
+    '<think>{{"phase": "unsure"}}</think>{{"Phase": "{p}", "Step": "{s}"}}',
+)
+
+
+def _phase_step_answer(images: Iterable, lists: tuple[list[str], list[str]], seed: int, prompt: str) -> str:
+    phases, steps = lists
+    codes = [(tag << 2) | idx for tag, idx in read_codes(images)]
+    codes = [c for c in codes if (c >> 5) < len(phases) and (c & 31) < len(steps)]
+    if not codes:
+        return REFUSAL
+    code = Counter(codes).most_common(1)[0][0]
+    p, s = phases[code >> 5], steps[code & 31]
+    style = PHASE_STEP_STYLES[_h(seed, "phase-step", prompt) % len(PHASE_STEP_STYLES)]
+    return style.format(p=p, s=s, P=p.title(), S=s.title(), p_=p.replace(" ", "_"), s_=s.replace(" ", "_"))
+
+
 def random_answer(prompt: str, seed: int = 0) -> str:
+    lists = label_lists(prompt)
+    if lists is not None:
+        phases, steps = lists
+        return json.dumps({"phase": phases[_h(seed, "p", prompt) % len(phases)],
+                           "step": steps[_h(seed, "s", prompt) % len(steps)]})
     letters = [L for L, _ in options_in(prompt)] or ["A", "B", "C", "D"]
     return letters[_h(seed, prompt) % len(letters)]
 
@@ -85,6 +128,9 @@ def _order_answer(codes: list[tuple[int, int]], tag: int, prompt: str, seed: int
 
 
 def needle_answer(images: Iterable, prompt: str, seed: int = 0) -> str:
+    lists = label_lists(prompt)
+    if lists is not None:
+        return _phase_step_answer(images, lists, seed, prompt)
     m = _TAG.search(prompt)
     if m is not None and m.group(2) == " events":
         return _order_answer(read_codes(images), int(m.group(1)), prompt, seed)

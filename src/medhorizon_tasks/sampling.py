@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
-    "VideoMeta", "FramePlan", "FpsCap", "Uniform", "Oracle", "plan_frames",
+    "VideoMeta", "FramePlan", "FpsCap", "Uniform", "Oracle", "Window", "plan_frames",
     "fps_candidates", "uniform_subsample",
     "ChangeSignal", "FrameChange", "Hybrid",
     "Perturbation", "perturb", "PERTURBATION_KINDS",
@@ -162,6 +162,32 @@ class Clip:
 
     def describe(self) -> str:
         return f"clip(start={self.start_s:g},end={self.end_s:g},frames={self.min_frames}-{self.max_frames})"
+
+
+@dataclass(frozen=True)
+class Window:
+    """Frames around one timestamp (frame-wise phase/step recognition): the frame nearest to
+    ``center_s`` and those nearest to ``center_s +/- k / fps`` for ``k = 1..round(half_width_s * fps)``,
+    the ones that fall inside the video, in time order.
+
+    The evaluated frame is always in the plan (a window cut by the video's start or end is
+    simply shorter, never shifted), so the frame a label belongs to is always seen.
+    """
+
+    center_s: float
+    half_width_s: float = 4.0
+    fps: float = 1.0
+
+    def __post_init__(self):
+        if not (math.isfinite(self.center_s) and self.center_s >= 0):
+            raise ValueError(f"a window needs a finite center_s >= 0, got {self.center_s}")
+        if not (math.isfinite(self.half_width_s) and self.half_width_s >= 0):
+            raise ValueError(f"a window needs half_width_s >= 0, got {self.half_width_s}")
+        if not (math.isfinite(self.fps) and self.fps > 0):
+            raise ValueError(f"a window needs fps > 0, got {self.fps}")
+
+    def describe(self) -> str:
+        return f"window(center={self.center_s:g},half_width={self.half_width_s:g},fps={self.fps:g})"
 
 
 @dataclass(frozen=True)
@@ -316,6 +342,8 @@ def plan_frames(meta: VideoMeta, policy) -> FramePlan:
             label = f"{label}->no_windows->{fallback.describe()}"
     elif isinstance(policy, Clip):
         idx = _clip_indices(meta, policy)
+    elif isinstance(policy, Window):
+        idx = _window_indices(meta, policy)
     elif isinstance(policy, (FrameChange, Hybrid)):
         idx, filled = _change_indices(meta, policy)
         if filled:
@@ -339,6 +367,20 @@ def _clip_indices(meta: VideoMeta, policy: Clip) -> np.ndarray:
     if len(grid) >= policy.min_frames:
         return uniform_subsample(grid, policy.max_frames)
     return uniform_subsample(inside, policy.min_frames)
+
+
+def _window_indices(meta: VideoMeta, policy: Window) -> np.ndarray:
+    times = meta.times_of(np.arange(meta.num_frames, dtype=np.int64))
+    if policy.center_s > meta.duration_s + 1e-6:
+        raise ValueError(f"window centre {policy.center_s:g} s is after the end of a {meta.duration_s:.1f} s video")
+    k = int(round(policy.half_width_s * policy.fps))
+    wanted = policy.center_s + np.arange(-k, k + 1, dtype=np.float64) / policy.fps
+    wanted = wanted[(wanted >= -1e-6) & (wanted < meta.duration_s - 1e-9)]
+    pos = np.clip(np.searchsorted(times, wanted), 1, len(times) - 1) if len(times) > 1 else np.zeros(len(wanted), int)
+    if len(times) > 1:
+        left = times[pos - 1]
+        pos = np.where(np.abs(wanted - left) <= np.abs(times[pos] - wanted), pos - 1, pos)
+    return np.unique(pos.astype(np.int64))
 
 
 def _oracle_indices(meta: VideoMeta, policy: Oracle) -> np.ndarray | None:

@@ -32,7 +32,10 @@ class LmmsRun:
     seconds: float = 0.0
 
     def accuracy(self, task: str) -> float:
-        return self.results["results"][task]["accuracy,none"]
+        return self.metric(task, "accuracy")
+
+    def metric(self, task: str, name: str) -> float:
+        return self.results["results"][task][f"{name},none"]
 
 
 def task_path() -> Path:
@@ -83,13 +86,18 @@ def run_lmms_eval(model: str, tasks: list[str], output_path: str | os.PathLike, 
         rc = proc.wait(timeout=timeout)
     run = LmmsRun(model, list(tasks), output_path, log=log, seconds=time.time() - started)
     _collect(run, started)
-    missing = [t for t in tasks if t not in run.samples or t not in run.results.get("results", {})
-               or run.results["results"][t].get("accuracy,none") is None]
+    missing = [t for t in tasks if t not in run.samples or not _has_metric(run.results.get("results", {}).get(t))]
     if rc != 0 or missing:
         tail = "".join(log.read_text(encoding="utf-8", errors="replace").splitlines(True)[-40:])
         raise MedHorizonError(f"lmms-eval run of {model} on {', '.join(tasks)} failed (exit {rc}; "
                               f"no results for {missing or 'n/a'}); log: {log}\n{tail}")
     return run
+
+
+def _has_metric(task_results) -> bool:
+    """lmms-eval writes a task's metrics as ``"<metric>,<filter>"``; a failed aggregation leaves them null."""
+    return isinstance(task_results, dict) and any(
+        "," in k and not k.endswith("_stderr,none") and v is not None for k, v in task_results.items())
 
 
 def _collect(run: LmmsRun, started: float) -> None:

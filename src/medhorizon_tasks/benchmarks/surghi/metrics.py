@@ -153,11 +153,21 @@ def dataset_metrics(videos: Mapping[str, tuple[Sequence[Any], Sequence[Any], Seq
             problems.extend(e.problems)
     if problems:
         raise DataError(problems, source=hierarchy.name or None)
-    out = {k: _nanmean([m[k] for m in per]) if k == "step_given_phase" else float(np.mean([m[k] for m in per]))
-           for k in METRIC_KEYS}
+    return aggregate_videos(per)
+
+
+def aggregate_videos(per_video: Sequence[Mapping[str, Any]]) -> dict:
+    """One dataset's row from its videos' :func:`video_metrics` (the rule :func:`dataset_metrics`
+    applies; exposed so a bootstrap over videos reuses it): unweighted means over videos,
+    ``step_given_phase`` skipping undefined (NaN) videos, ``multi_level`` recomputed from the
+    averaged accuracies, counts summed."""
+    if not per_video:
+        raise DataError("no videos to aggregate")
+    out = {k: _nanmean([float(m[k]) for m in per_video]) if k == "step_given_phase"
+           else float(np.mean([m[k] for m in per_video])) for k in METRIC_KEYS}
     out["multi_level"] = math.sqrt(out["phase_acc"] * out["step_acc"])
-    out["n_videos"] = len(per)
-    out["n_invalid"] = int(sum(m["n_invalid"] for m in per))
+    out["n_videos"] = len(per_video)
+    out["n_invalid"] = int(sum(m.get("n_invalid", 0) for m in per_video))
     return out
 
 

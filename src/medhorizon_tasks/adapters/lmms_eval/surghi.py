@@ -1,0 +1,149 @@
+"""lmms-eval glue for the SurgHiBench phase/step tasks (``surghi`` and ``surghi_synthetic``).
+
+Data: ``SURGHI_DATA`` (task items: JSONL or CSV rows ``dataset, video, frame, phase, step,
+timestamp_s, video_path``), ``SURGHI_HIERARCHY`` (optional hierarchy JSON, see
+``medhorizon-tasks score --benchmark surghi --help``; default: a ``hierarchies.json`` next
+to the data, then the shipped MultiBypass140 / GraSP / MIPO hierarchies, then one derived
+from the items) and ``SURGHI_VIDEO_ROOT`` (default: the data file's folder).
+
+Each evaluated frame is one request; ``process_results`` keeps the frame's ground truth and
+the parsed answer, and each metric's aggregation rebuilds the per-video label sequences and
+applies :mod:`medhorizon_tasks.benchmarks.surghi.metrics` (per video, averaged; Overall =
+mean over datasets), so lmms-eval prints the same numbers as ``medhorizon-tasks score``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from loguru import logger
+
+from ...benchmarks.surghi import protocol
+from ...benchmarks.surghi.frames import FrameRow, load_hierarchy_file, read_frame_rows, resolve_hierarchies
+from ...benchmarks.surghi.scoring import Prediction, evaluate
+from ...errors import MedHorizonError, VideoError
+
+DATA_ENV, HIERARCHY_ENV, VIDEO_ROOT_ENV = "SURGHI_DATA", "SURGHI_HIERARCHY", "SURGHI_VIDEO_ROOT"
+_HIERARCHIES: dict = {}    # dataset -> (Hierarchy, source), filled by process_docs
+_VIDEO_ERRORS: dict[str, str] = {}
+
+
+def _dataset(data: Path, hierarchy_file: Path | None, root: Path):
+    from datasets import Dataset
+
+    rows = read_frame_rows(data, role="items")  # validates the whole file first
+    if hierarchy_file is None and (data.parent / "hierarchies.json").exists():
+        hierarchy_file = data.parent / "hierarchies.json"
+    given = load_hierarchy_file(hierarchy_file) if hierarchy_file else None
+    _HIERARCHIES.update(resolve_hierarchies(rows, given))
+    for ds, (h, src) in sorted(_HIERARCHIES.items()):
+        logger.info(f"[surghi] {ds}: hierarchy {src}, {len(h.phases)} phases, {len(h.steps)} steps")
+    return Dataset.from_list([{"uid": r.uid, "dataset": r.dataset, "video": r.video, "frame": r.frame,
+                               "phase": r.phase, "step": r.step, "timestamp_s": r.timestamp_s,
+                               "video_path": r.video_path, "video_root": str(root)} for r in rows])
+
+
+def process_docs_data(dataset):
+    path = os.environ.get(DATA_ENV)
+    if not path:
+        raise MedHorizonError(f"The surghi task needs {DATA_ENV}=/path/to/items.jsonl (and {VIDEO_ROOT_ENV}, "
+                              f"optionally {HIERARCHY_ENV}); for the synthetic sample use --tasks surghi_synthetic")
+    data = Path(path).expanduser()
+    hier = os.environ.get(HIERARCHY_ENV)
+    return _dataset(data, Path(hier).expanduser() if hier else None,
+                    Path(os.environ.get(VIDEO_ROOT_ENV) or data.parent).expanduser())
+
+
+def process_docs_synthetic(dataset):
+    from ...data.synthetic_surghi import build_surghi_sample
+
+    sample = build_surghi_sample()
+    return _dataset(sample.annotations_path, sample.hierarchy_path, sample.video_root)
+
+
+def _row(doc) -> FrameRow:
+    return FrameRow(doc["dataset"], doc["video"], int(doc["frame"]), doc["phase"], doc["step"],
+                    float(doc["timestamp_s"]), doc["video_path"])
+
+
+def _hierarchy(dataset: str):
+    if dataset not in _HIERARCHIES:
+        raise MedHorizonError(f"surghi: no hierarchy loaded for dataset {dataset!r} (process_docs did not run?)")
+    return _HIERARCHIES[dataset][0]
+
+
+def _window(kwargs) -> dict:
+    kw = kwargs or {}
+    return {"half_width_s": float(kw.get("window_half_width_s", protocol.DEFAULT_HALF_WIDTH_S)),
+            "fps": float(kw.get("window_fps", protocol.DEFAULT_FPS))}
+
+
+def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
+    from PIL import Image
+
+    row = _row(doc)
+    try:
+        _, frames = protocol.load_frames(row, doc["video_root"], **_window(lmms_eval_specific_kwargs))
+    except VideoError as exc:
+        _VIDEO_ERRORS[row.uid] = str(exc)
+        logger.warning(f"[surghi] {exc}")
+        return []
+    return [Image.fromarray(f) for f in frames]
+
+
+def doc_to_text(doc, lmms_eval_specific_kwargs=None):
+    from ...benchmarks.medhorizon.protocol import video_index
+    from ...paths import resolve_video_path
+
+    row = _row(doc)
+    h = _hierarchy(row.dataset)
+    try:
+        index = video_index(resolve_video_path(doc["video_root"], row.video_path, uid=row.uid), row.uid)
+        plan = protocol.plan_for(row, index, **_window(lmms_eval_specific_kwargs))
+    except (VideoError, ValueError):
+        return protocol.build_prompt(row, h)  # the frame is reported as a video error
+    return protocol.build_prompt(row, h, plan)
+
+
+def process_results(doc, results):
+    row = _row(doc)
+    raw = results[0] if results else None
+    phase, step = protocol.predicted_labels(raw, _hierarchy(row.dataset))
+    record = {"uid": row.uid, "dataset": row.dataset, "video": row.video, "frame": row.frame,
+              "gt_phase": row.phase, "gt_step": row.step, "pred_phase": phase, "pred_step": step,
+              "raw_output": raw, "error": _VIDEO_ERRORS.get(row.uid)}
+    return {k: record for k in METRIC_NAMES}
+
+
+def surghi_report(records: list[dict]) -> dict:
+    """The ``score --benchmark surghi`` report of a task's records (hierarchies from process_docs)."""
+    rows = [FrameRow(r["dataset"], r["video"], int(r["frame"]), r["gt_phase"], r["gt_step"]) for r in records]
+    preds = {(r["dataset"], r["video"], int(r["frame"])): Prediction(r["pred_phase"], r["pred_step"],
+                                                                     r.get("raw_output"), r.get("error"))
+             for r in records}
+    return evaluate(rows, preds, {ds: _HIERARCHIES[ds] for ds in {r.dataset for r in rows}
+                                  if ds in _HIERARCHIES}).report()
+
+
+def _aggregate(key: str):
+    def aggregate(records):
+        value = surghi_report(records)["overall"][key]
+        return None if value != value else value  # NaN (e.g. no right phase anywhere) -> None
+    aggregate.__name__ = f"aggregate_{key}"
+    return aggregate
+
+
+METRIC_NAMES = ("phase_acc", "phase_f1", "step_acc", "step_f1", "multi_level", "both_wrong", "both_right",
+                "step_given_phase", "sibling", "cousin", "semantic_step")
+aggregate_phase_acc = _aggregate("phase_acc")
+aggregate_phase_f1 = _aggregate("phase_f1")
+aggregate_step_acc = _aggregate("step_acc")
+aggregate_step_f1 = _aggregate("step_f1")
+aggregate_multi_level = _aggregate("multi_level")
+aggregate_both_wrong = _aggregate("both_wrong")
+aggregate_both_right = _aggregate("both_right")
+aggregate_step_given_phase = _aggregate("step_given_phase")
+aggregate_sibling = _aggregate("sibling")
+aggregate_cousin = _aggregate("cousin")
+aggregate_semantic_step = _aggregate("semantic_step")

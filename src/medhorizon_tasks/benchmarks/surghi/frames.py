@@ -1,0 +1,210 @@
+"""SurgHiBench inputs: per-frame label rows (predictions, annotations, task items) and hierarchies.
+
+One row shape for everything: ``dataset, video, frame, phase, step`` in JSON Lines or CSV
+(chosen by extension: ``.csv`` / ``.tsv``, otherwise JSON Lines).  Annotations and
+predictions share it; the lmms-eval task items add ``timestamp_s`` (where the frame is in
+the video) and ``video_path`` (relative to the video root).  Extra columns are ignored.
+
+* An annotation row needs every field; a prediction row may leave ``phase`` or ``step``
+  empty / null (that label is then invalid, like an unknown one).
+* ``frame`` is an integer >= 0 (CSV text ``"12"`` or JSON ``12.0`` are accepted), the key
+  of the frame within its video; it is not converted to time.
+* A ``(dataset, video, frame)`` key may appear once per file.
+
+Every problem of a file is reported at once, each naming its line and field.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ...errors import DataError
+from ...jsonl import iter_jsonl
+from .hierarchy import Hierarchy
+from .vocab import get_hierarchy
+
+ROW_FIELDS = ("dataset", "video", "frame", "phase", "step")
+ROLES = ("annotations", "predictions", "items")
+
+
+@dataclass(frozen=True)
+class FrameRow:
+    """One frame's labels.  ``timestamp_s`` / ``video_path`` only in task items."""
+
+    dataset: str
+    video: str
+    frame: int
+    phase: str | None
+    step: str | None
+    timestamp_s: float | None = None
+    video_path: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.dataset, self.video, self.frame)
+
+    @property
+    def uid(self) -> str:
+        """``dataset/video/frame``: the row's id in submissions and lmms-eval samples."""
+        return f"{self.dataset}/{self.video}/{self.frame}"
+
+
+def _iter_records(path: Path) -> Iterable[tuple[int, Any]]:
+    if path.suffix.lower() in (".csv", ".tsv"):
+        try:
+            fh = open(path, encoding="utf-8", newline="")
+        except FileNotFoundError:
+            raise DataError(f"file not found: {path}") from None
+        with fh:
+            reader = csv.DictReader(fh, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
+            missing = [f for f in ROW_FIELDS if f not in (reader.fieldnames or [])]
+            if missing:
+                raise DataError(f"header: missing column(s) {', '.join(missing)} "
+                                f"(expected {', '.join(ROW_FIELDS)})", source=str(path))
+            for row in reader:
+                yield reader.line_num, row
+    else:
+        yield from iter_jsonl(path)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _frame(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    try:
+        f = float(str(value).strip())
+    except ValueError:
+        return None
+    return int(f) if math.isfinite(f) and f >= 0 and f == int(f) else None
+
+
+def parse_row(rec: Any, where: str, role: str, problems: list[str]) -> FrameRow | None:
+    """One row, or ``None`` with the reasons appended to ``problems``."""
+    if not isinstance(rec, Mapping):
+        problems.append(f"{where}: expected an object with {', '.join(ROW_FIELDS)}")
+        return None
+    bad = len(problems)
+    dataset, video = _text(rec.get("dataset")), _text(rec.get("video"))
+    for name, val in (("dataset", dataset), ("video", video)):
+        if val is None:
+            problems.append(f"{where}: {name}: missing or empty")
+    frame = _frame(rec.get("frame"))
+    if frame is None:
+        problems.append(f"{where}: frame: expected an integer >= 0, got {rec.get('frame')!r}")
+    phase, step = _text(rec.get("phase")), _text(rec.get("step"))
+    if role != "predictions":
+        for name, val in (("phase", phase), ("step", step)):
+            if val is None:
+                problems.append(f"{where}: {name}: missing or empty")
+    ts, vpath = None, None
+    if role == "items":
+        raw_ts = rec.get("timestamp_s")
+        try:
+            ts = float(raw_ts)
+            if not (math.isfinite(ts) and ts >= 0):
+                raise ValueError
+        except (TypeError, ValueError):
+            problems.append(f"{where}: timestamp_s: expected seconds >= 0, got {raw_ts!r}")
+        vpath = _text(rec.get("video_path"))
+        if vpath is None:
+            problems.append(f"{where}: video_path: missing or empty")
+    if len(problems) > bad:
+        return None
+    return FrameRow(dataset, video, frame, phase, step, ts, vpath)  # type: ignore[arg-type]
+
+
+def read_frame_rows(path: str | os.PathLike, *, role: str = "annotations") -> list[FrameRow]:
+    """Every row of a JSONL/CSV file (see the module doc); DataError lists all problems."""
+    if role not in ROLES:
+        raise ValueError(f"role must be one of {ROLES}")
+    path = Path(path)
+    rows: list[FrameRow] = []
+    problems: list[str] = []
+    seen: dict[tuple, int] = {}
+    for line, rec in _iter_records(path):
+        row = parse_row(rec, f"line {line}", role, problems)
+        if row is None:
+            continue
+        if row.key in seen:
+            problems.append(f"line {line}: frame {row.uid} already given on line {seen[row.key]}")
+            continue
+        seen[row.key] = line
+        rows.append(row)
+    if not rows and not problems:
+        problems.append("no rows")
+    if problems:
+        raise DataError(problems, source=f"{role} {path}")
+    return rows
+
+
+# ------------------------------------------------------------------ hierarchies
+
+def load_hierarchy_file(path: str | os.PathLike) -> dict[str, Hierarchy] | Hierarchy:
+    """``--hierarchy H``: one hierarchy ``{"phases": ..., "semantic_groups": ...}`` (for every
+    dataset the package does not know) or ``{dataset: {"phases": ...}, ...}``."""
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"file not found: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno})", source=str(path)) from None
+    if isinstance(obj, Mapping) and "phases" not in obj and obj and all(isinstance(v, Mapping) for v in obj.values()):
+        problems: list[str] = []
+        out: dict[str, Hierarchy] = {}
+        for name, h in obj.items():
+            try:
+                out[str(name)] = Hierarchy.from_json(h, name=str(name), source=f"{path} [{name}]")
+            except DataError as exc:
+                problems.extend(f"{name}: {p}" for p in exc.problems)
+        if problems:
+            raise DataError(problems, source=str(path))
+        return out
+    return Hierarchy.from_json(obj, source=str(path))
+
+
+def resolve_hierarchies(annotations: Iterable[FrameRow],
+                        given: Mapping[str, Hierarchy] | Hierarchy | None = None) -> dict[str, tuple[Hierarchy, str]]:
+    """``{dataset: (hierarchy, source)}`` for every dataset in ``annotations``.
+
+    In order: the dataset's entry in ``given`` (a per-dataset mapping), a shipped hierarchy
+    (MultiBypass140 / StrasbyPass70 / BernBypass70, GraSP, MIPO), a single ``given``
+    hierarchy, else one derived from the annotations themselves (a step belongs to every
+    phase it co-occurs with; the vocabulary is then only the labels that occur).
+    ``source`` says which: ``"file"``, ``"shipped"`` or ``"derived from annotations"``.
+    """
+    by_ds: dict[str, list[FrameRow]] = {}
+    for r in annotations:
+        by_ds.setdefault(r.dataset, []).append(r)
+    out: dict[str, tuple[Hierarchy, str]] = {}
+    for ds, rows in by_ds.items():
+        if isinstance(given, Mapping) and ds in given:
+            out[ds] = (given[ds], "file")
+            continue
+        try:
+            out[ds] = (get_hierarchy(ds), "shipped")
+            continue
+        except KeyError:
+            pass
+        if isinstance(given, Hierarchy):
+            out[ds] = (given, "file")
+        else:
+            out[ds] = (Hierarchy.from_annotations(((r.video, r.frame, r.phase, r.step) for r in rows), name=ds),
+                       "derived from annotations")
+    return out

@@ -1,0 +1,204 @@
+"""SurgHiBench scoring: predictions joined to annotations, per video, per dataset, Overall.
+
+Predictions come either as frame rows (``dataset, video, frame, phase, step``; JSONL or
+CSV, see :mod:`.frames`) or as an lmms-eval ``--log_samples`` file of the ``surghi`` tasks
+(the model's text is parsed again here with :func:`.protocol.predicted_labels`, the very
+function the task's ``process_results`` uses).
+
+Every annotated frame is scored.  A frame without a prediction is *missing*: both its
+labels are invalid (wrong everywhere) and it is counted in ``n_missing``.  A prediction for
+a frame that is not annotated is *extra*: it is ignored and counted in ``n_extra``.  Labels
+outside the hierarchy are invalid and counted in ``n_invalid`` (phase and step separately,
+missing frames included).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ...errors import DataError
+from ...jsonl import iter_jsonl
+from .frames import FrameRow, parse_row, read_frame_rows
+from .hierarchy import Hierarchy
+from .metrics import METRIC_KEYS, aggregate_videos, overall, video_metrics
+from .protocol import predicted_labels
+
+BENCHMARK = "surghi"
+Key = tuple[str, str, int]
+
+
+@dataclass
+class Prediction:
+    phase: str | None
+    step: str | None
+    raw: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class SurghiResult:
+    """Per-video metrics and the report built from them (:meth:`report`)."""
+
+    per_video: dict[str, dict[str, dict]]  # dataset -> video -> video_metrics(...)
+    hierarchies: dict[str, tuple[Hierarchy, str]]
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)  # dataset -> n_missing / n_extra / n_errors
+
+    def datasets(self) -> dict[str, dict]:
+        out = {}
+        for ds, videos in self.per_video.items():
+            row = aggregate_videos(list(videos.values()))
+            row.update(self.counts.get(ds, {}))
+            out[ds] = row
+        return out
+
+    def report(self) -> dict:
+        """``{"benchmark": "surghi", "datasets": {name: {...}}, "overall": {...}, "hierarchies": {...}}``;
+        metric values are fractions in 0..1 (NaN written as ``null``)."""
+        datasets = self.datasets()
+        ov = overall(datasets)
+        for k in ("n_missing", "n_extra", "n_errors"):
+            ov[k] = int(sum(d.get(k, 0) for d in datasets.values()))
+        hier = {ds: {"source": src, "phases": len(h.phases), "steps": len(h.steps),
+                     "tree_likeness": h.tree_likeness()} for ds, (h, src) in self.hierarchies.items()}
+        return {"benchmark": BENCHMARK, "datasets": datasets, "overall": ov, "hierarchies": hier}
+
+
+def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
+             hierarchies: Mapping[str, tuple[Hierarchy, str]]) -> SurghiResult:
+    """Score ``predictions`` against ``annotations`` (frames in annotation order within each video)."""
+    videos: dict[str, dict[str, list[FrameRow]]] = {}
+    for r in annotations:
+        videos.setdefault(r.dataset, {}).setdefault(r.video, []).append(r)
+    annotated = {r.key for r in annotations}
+    per_video: dict[str, dict[str, dict]] = {}
+    counts: dict[str, dict[str, int]] = {}
+    problems: list[str] = []
+    for ds, vids in videos.items():
+        if ds not in hierarchies:
+            problems.append(f"dataset {ds!r}: no hierarchy")
+            continue
+        h = hierarchies[ds][0]
+        c = counts.setdefault(ds, {"n_missing": 0, "n_extra": 0, "n_errors": 0})
+        for vid, rows in vids.items():
+            rows = sorted(rows, key=lambda r: r.frame)
+            pp, ps = [], []
+            for r in rows:
+                p = predictions.get(r.key)
+                if p is None:
+                    c["n_missing"] += 1
+                elif p.error:
+                    c["n_errors"] += 1
+                pp.append(p.phase if p is not None else None)
+                ps.append(p.step if p is not None else None)
+            try:
+                per_video.setdefault(ds, {})[vid] = video_metrics(
+                    [r.phase for r in rows], [r.step for r in rows], pp, ps, h, video=f"{ds}/{vid}")
+            except DataError as exc:
+                problems.extend(exc.problems)
+    for key in predictions:
+        if key not in annotated and key[0] in counts:
+            counts[key[0]]["n_extra"] += 1
+    if problems:
+        raise DataError(problems, source="surghi annotations")
+    return SurghiResult(per_video, dict(hierarchies), counts)
+
+
+# ------------------------------------------------------------------ prediction files
+
+def _first_text(value):
+    while isinstance(value, list) and value:
+        value = value[0]
+    return value if isinstance(value, str) else None
+
+
+def read_predictions(path: str | os.PathLike, hierarchies: Mapping[str, tuple[Hierarchy, str]]) -> dict[Key, Prediction]:
+    """Frame-row predictions (JSONL/CSV) or an lmms-eval samples file of a surghi task."""
+    first = None
+    if not str(path).lower().endswith((".csv", ".tsv")):
+        for _, rec in iter_jsonl(path):
+            first = rec
+            break
+    if isinstance(first, dict) and "doc_id" in first and ("resps" in first or "filtered_resps" in first):
+        return _read_lmms_samples(path, hierarchies)
+    rows = read_frame_rows(path, role="predictions")
+    return {r.key: Prediction(r.phase, r.step) for r in rows}
+
+
+def _read_lmms_samples(path, hierarchies) -> dict[Key, Prediction]:
+    out: dict[Key, Prediction] = {}
+    problems: list[str] = []
+    for line, rec in iter_jsonl(path):
+        where = f"line {line}"
+        # our per-frame record sits under each metric name; lmms-eval logs the doc only sometimes
+        metric = next((rec[k] for k in METRIC_KEYS if isinstance(rec, dict) and isinstance(rec.get(k), dict)), None)
+        source = metric if metric is not None else (rec.get("doc") if isinstance(rec, dict) else None)
+        if not isinstance(source, dict):
+            problems.append(f"{where}: not an lmms-eval sample of a surghi task (no '{METRIC_KEYS[0]}' record)")
+            continue
+        row = parse_row(source, where, "predictions", problems)
+        if row is None:
+            continue
+        if row.key in out:
+            problems.append(f"{where}: frame {row.uid} appears twice")
+            continue
+        raw = _first_text(rec.get("filtered_resps")) if rec.get("filtered_resps") is not None \
+            else _first_text(rec.get("resps"))
+        metric = metric or {}
+        if row.dataset not in hierarchies:
+            problems.append(f"{where}: dataset {row.dataset!r} is not in the annotations")
+            continue
+        phase, step = predicted_labels(raw, hierarchies[row.dataset][0])
+        out[row.key] = Prediction(phase, step, raw, metric.get("error"))
+    if problems:
+        raise DataError(problems, source=str(path))
+    return out
+
+
+# ------------------------------------------------------------------ text report
+
+_SHOW = (("phase_acc", "Phase acc"), ("phase_f1", "Phase F1"), ("step_acc", "Step acc"), ("step_f1", "Step F1"),
+         ("multi_level", "Multi-level"), ("both_wrong", "Both-wrong"), ("both_right", "Both-right"),
+         ("step_given_phase", "Step|Phase"), ("sibling", "Sibling"), ("cousin", "Cousin"),
+         ("semantic_step", "Semantic"))
+
+
+def _pct(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def format_report(rep: dict) -> str:
+    """Task 1-3 metrics (percent) per dataset and Overall, and what was invalid or missing."""
+    names = [*rep["datasets"], "Overall"]
+    rows = {**rep["datasets"], "Overall": rep["overall"]}
+    width = max(len(n) for n in names) + 2
+    head = "".ljust(width) + "".join(label.rjust(12) for _, label in _SHOW) + "  videos"
+    lines = [head]
+    for n in names:
+        r = rows[n]
+        lines.append(n.ljust(width) + "".join(_pct(r.get(k)).rjust(12) for k, _ in _SHOW) + f"  {r['n_videos']:>6}")
+    for n, r in rows.items():
+        notes = [f"{r[k]} {k[2:]}" for k in ("n_invalid", "n_missing", "n_extra", "n_errors") if r.get(k)]
+        if notes and n != "Overall":
+            lines.append(f"{n}: " + ", ".join(notes))
+    for ds, h in rep.get("hierarchies", {}).items():
+        lines.append(f"hierarchy {ds}: {h['source']}, {h['phases']} phases, {h['steps']} steps, "
+                     f"tree-likeness {_pct(h['tree_likeness'])}%")
+    return "\n".join(lines)
+
+
+def dumps_report(rep: dict) -> str:
+    def clean(v):
+        if isinstance(v, float) and math.isnan(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        return v
+    return json.dumps(clean(rep), indent=2, ensure_ascii=False)
+
+
+__all__ = ["BENCHMARK", "Prediction", "SurghiResult", "evaluate", "read_predictions", "format_report",
+           "dumps_report"]

@@ -1,0 +1,158 @@
+"""A synthetic SurgHiBench sample: phase/step timelines drawn as visual codes, on a tree and a DAG.
+
+Two datasets, two 60-second videos each (128x96, 4 fps), labelled at 1 FPS (annotation
+frame ``k`` is at ``k`` s); every third annotation frame is evaluated (20 per video, 80 in
+all):
+
+* ``SynthTree``: 3 phases, 7 steps, every step in exactly one phase (tree-likeness 100%);
+* ``SynthDAG``: 4 phases, 6 steps, three of which recur in two or three phases
+  (tree-likeness 50%), so "sibling" (the predicted step belongs to the ground-truth
+  phase) and "the predicted step's phase" differ.
+
+Each video is a sequence of segments (one phase, one of its steps, 4-9 s).  Every frame
+of a segment shows the payload ``phase_index << 5 | step_index`` (indices into the
+dataset's phase and step lists, in the order of ``hierarchies.json``) as the visual code
+of :mod:`.visual_code`; one 10-second segment in the second video of each dataset is drawn
+*without* a code (background only), so a frame-reading probe must refuse there.  A probe
+that labels each evaluated frame with the code seen most often in its window is exact
+inside long segments and confuses neighbours at segment boundaries (sibling errors within a
+phase, cousin errors across phases): the hierarchy-aware metrics have something to measure.
+
+``manifest.json`` also records each video's segments (start, end, phase, step, coded), so
+tests can check predictions against what each window shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from filelock import FileLock
+
+from .synthetic import default_synthetic_dir, write_video
+from .visual_code import BackgroundGenerator, encode_code
+
+SAMPLE_VERSION = 1
+FPS, WIDTH, HEIGHT, SECONDS = 4.0, 128, 96, 60
+EVAL_EVERY_S = 3
+BLANK_S = 10
+
+HIERARCHIES: dict[str, dict] = {
+    "SynthTree": {
+        "phases": {
+            "preparation": ["trocar placement", "exposure"],
+            "dissection": ["triangle dissection", "clipping", "cutting"],
+            "closure": ["suturing", "trocar removal"],
+        },
+        "semantic_groups": {"port handling": ["trocar placement", "trocar removal"],
+                            "tissue division": ["triangle dissection", "cutting"]},
+    },
+    "SynthDAG": {
+        "phases": {
+            "access": ["inspection"],
+            "resection": ["inspection", "dissection", "stapling"],
+            "reconstruction": ["inspection", "stapling", "anastomosis", "suturing"],
+            "closure": ["suturing", "irrigation"],
+        },
+        "semantic_groups": {"joining": ["stapling", "anastomosis", "suturing"]},
+    },
+}
+
+
+@dataclass(frozen=True)
+class SurghiSample:
+    root: Path
+    annotations_path: Path  # task items: dataset, video, frame, phase, step, timestamp_s, video_path
+    hierarchy_path: Path    # {dataset: {"phases": ..., "semantic_groups": ...}}
+    video_root: Path
+    manifest_path: Path
+
+
+def _labels(h: dict) -> tuple[list[str], list[str]]:
+    phases = list(h["phases"])
+    steps: list[str] = []
+    for ss in h["phases"].values():
+        steps.extend(s for s in ss if s not in steps)
+    return phases, steps
+
+
+def plan_sample(seed: int = 0) -> list[dict]:
+    """Videos with their segments; a pure function of ``seed``."""
+    rng = np.random.default_rng([seed, SAMPLE_VERSION, 7])
+    videos = []
+    for ds, h in HIERARCHIES.items():
+        phases, steps = _labels(h)
+        for v in range(2):
+            segs, t = [], 0
+            blank_done = v == 0
+            while t < SECONDS:
+                for p in phases:
+                    for s in rng.permutation(h["phases"][p])[: int(rng.integers(1, 3))]:
+                        if t >= SECONDS:
+                            break
+                        d = int(rng.integers(4, 10))
+                        coded = True
+                        if not blank_done and t >= 20:
+                            d, coded, blank_done = BLANK_S, False, True
+                        d = min(d, SECONDS - t)
+                        segs.append({"start": t, "end": t + d, "phase": p, "step": str(s), "coded": coded,
+                                     "code": (phases.index(p) << 5) | steps.index(str(s))})
+                        t += d
+            videos.append({"dataset": ds, "video": f"{ds.lower()}_{v + 1:02d}",
+                           "video_path": f"{ds.lower()}/{ds.lower()}_{v + 1:02d}.mp4", "segments": segs})
+    return videos
+
+
+def annotation_rows(video: dict) -> list[dict]:
+    """The evaluated frames of one video (task items)."""
+    rows = []
+    for k in range(1, SECONDS, EVAL_EVERY_S):
+        seg = next(s for s in video["segments"] if s["start"] <= k < s["end"])
+        rows.append({"dataset": video["dataset"], "video": video["video"], "frame": k, "timestamp_s": float(k),
+                     "phase": seg["phase"], "step": seg["step"], "video_path": video["video_path"]})
+    return rows
+
+
+def _render(video: dict, seed: int):
+    bg = BackgroundGenerator(HEIGHT, WIDTH, seed=seed)
+    for i in range(int(FPS * SECONDS)):
+        t = i / FPS
+        seg = next(s for s in video["segments"] if s["start"] <= t < s["end"])
+        if seg["coded"]:
+            yield encode_code(seg["code"] >> 2, seg["code"] & 3, HEIGHT, WIDTH)
+        else:
+            yield bg(t)
+
+
+def build_surghi_sample(out_dir: str | os.PathLike | None = None, *, seed: int = 0) -> SurghiSample:
+    """Write the sample (cached; safe when several processes build it at once)."""
+    root = Path(out_dir) if out_dir else default_synthetic_dir() / f"surghi_v{SAMPLE_VERSION}"
+    sample = SurghiSample(root, root / "annotations.jsonl", root / "hierarchies.json", root / "videos",
+                          root / "manifest.json")
+    if sample.manifest_path.exists() and json.loads(sample.manifest_path.read_text()).get("seed") == seed:
+        return sample
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root) + ".lock"):
+        if sample.manifest_path.exists() and json.loads(sample.manifest_path.read_text()).get("seed") == seed:
+            return sample
+        tmp = root.parent / f".{root.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        videos = plan_sample(seed)
+        rows = []
+        for k, video in enumerate(videos):
+            path = tmp / "videos" / video["video_path"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_video(path, _render(video, seed * 1000 + k), FPS, WIDTH, HEIGHT)
+            rows.extend(annotation_rows(video))
+        (tmp / "annotations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (tmp / "hierarchies.json").write_text(json.dumps(HIERARCHIES, indent=2))
+        (tmp / "manifest.json").write_text(json.dumps({"version": SAMPLE_VERSION, "seed": seed, "fps": FPS,
+                                                       "frames": len(rows), "videos": videos}, indent=1))
+        if root.exists():
+            shutil.rmtree(root)
+        os.replace(tmp, root)
+    return sample
