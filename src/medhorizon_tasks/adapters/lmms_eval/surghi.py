@@ -20,7 +20,13 @@ from pathlib import Path
 from loguru import logger
 
 from ...benchmarks.surghi import protocol
-from ...benchmarks.surghi.frames import FrameRow, load_hierarchy_file, read_frame_rows, resolve_hierarchies
+from ...benchmarks.surghi.frames import (
+    FrameRow,
+    item_features,
+    load_hierarchy_file,
+    read_frame_rows,
+    resolve_hierarchies,
+)
 from ...benchmarks.surghi.scoring import Prediction, evaluate
 from ...errors import MedHorizonError, VideoError
 
@@ -30,7 +36,7 @@ _VIDEO_ERRORS: dict[str, str] = {}
 
 
 def _dataset(data: Path, hierarchy_file: Path | None, root: Path):
-    from datasets import Dataset
+    from datasets import Dataset, Value
 
     rows = read_frame_rows(data, role="items")  # validates the whole file first
     if hierarchy_file is None and (data.parent / "hierarchies.json").exists():
@@ -39,9 +45,12 @@ def _dataset(data: Path, hierarchy_file: Path | None, root: Path):
     _HIERARCHIES.update(resolve_hierarchies(rows, given))
     for ds, (h, src) in sorted(_HIERARCHIES.items()):
         logger.info(f"[surghi] {ds}: hierarchy {src}, {len(h.phases)} phases, {len(h.steps)} steps")
+    features = item_features()
+    features["video_root"] = Value("string")
     return Dataset.from_list([{"uid": r.uid, "dataset": r.dataset, "video": r.video, "frame": r.frame,
                                "phase": r.phase, "step": r.step, "timestamp_s": r.timestamp_s,
-                               "video_path": r.video_path, "video_root": str(root)} for r in rows])
+                               "video_path": r.video_path, "video_root": str(root)} for r in rows],
+                             features=features)
 
 
 def process_docs_data(dataset):

@@ -55,6 +55,16 @@ class FrameRow:
         return f"{self.dataset}/{self.video}/{self.frame}"
 
 
+def item_features():
+    """The ``datasets.Features`` of a task item row (``datasets`` is imported on first use: it is slow).
+    Annotation and prediction rows are the first five columns."""
+    from datasets import Features, Value
+
+    return Features({"uid": Value("string"), "dataset": Value("string"), "video": Value("string"),
+                     "frame": Value("int64"), "phase": Value("string"), "step": Value("string"),
+                     "timestamp_s": Value("float64"), "video_path": Value("string")})
+
+
 def _iter_records(path: Path) -> Iterable[tuple[int, Any]]:
     if path.suffix.lower() in (".csv", ".tsv"):
         try:
