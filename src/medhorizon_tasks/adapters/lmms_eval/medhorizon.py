@@ -29,6 +29,7 @@ from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, load_f
 from ...benchmarks.medhorizon.release import DATA_ENV, Item, items_to_dataset, load_release
 from ...errors import MedHorizonError, VideoError
 from ...paths import VIDEO_ROOT_ENV, default_video_root
+from .visuals import frames_or_error
 
 # uid -> reason, for items whose video failed in this process (read by process_results).
 _VIDEO_ERRORS: dict[tuple[str, str], str] = {}
@@ -64,19 +65,12 @@ def _item(doc: dict) -> Item:
 
 def doc_to_visual(doc: dict, lmms_eval_specific_kwargs=None):
     """The planned frames as PIL images, chronological (empty in text mode or when the video is broken)."""
-    from PIL import Image
-
     setting = FrameSetting.from_kwargs(lmms_eval_specific_kwargs)
     if not setting.shows_frames:
         return []
     item = _item(doc)
-    try:
-        _, frames = load_frames(item, setting, doc["video_root"])
-    except VideoError as exc:
-        _VIDEO_ERRORS[(item.uid, setting.mode)] = str(exc)
-        logger.warning(f"[medhorizon] {exc}")
-        return []
-    return [Image.fromarray(f) for f in frames]
+    return frames_or_error(lambda: load_frames(item, setting, doc["video_root"])[1], _VIDEO_ERRORS,
+                           (item.uid, setting.mode), "medhorizon")
 
 
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs=None) -> str:

@@ -13,13 +13,12 @@ import json
 import os
 from pathlib import Path
 
-from loguru import logger
-
 from ...benchmarks.medhorizon.protocol import video_file, video_index
 from ...benchmarks.sureon import scoring
 from ...benchmarks.sureon.items import load_items, parse_item
 from ...benchmarks.sureon.protocol import build_prompt, load_frames, plan_for
 from ...errors import MedHorizonError, VideoError
+from .visuals import frames_or_error
 
 DATA_ENV, VIDEO_ROOT_ENV = "SUREON_DATA", "SUREON_VIDEO_ROOT"
 _VIDEO_ERRORS: dict[str, str] = {}
@@ -63,18 +62,10 @@ def _item(doc):
 
 
 def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
-    from PIL import Image
-
     if (lmms_eval_specific_kwargs or {}).get("mode", "visual") != "visual":
         return []
     item = _item(doc)
-    try:
-        _, frames = load_frames(item, doc["video_root"])
-    except VideoError as exc:
-        _VIDEO_ERRORS[item.uid] = str(exc)
-        logger.warning(f"[sureon] {exc}")
-        return []
-    return [Image.fromarray(f) for f in frames]
+    return frames_or_error(lambda: load_frames(item, doc["video_root"])[1], _VIDEO_ERRORS, item.uid, "sureon")
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):

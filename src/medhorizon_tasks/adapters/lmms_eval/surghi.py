@@ -29,6 +29,7 @@ from ...benchmarks.surghi.frames import (
 )
 from ...benchmarks.surghi.scoring import Prediction, evaluate
 from ...errors import MedHorizonError, VideoError
+from .visuals import frames_or_error
 
 DATA_ENV, HIERARCHY_ENV, VIDEO_ROOT_ENV = "SURGHI_DATA", "SURGHI_HIERARCHY", "SURGHI_VIDEO_ROOT"
 _HIERARCHIES: dict = {}    # dataset -> (Hierarchy, source), filled by process_docs
@@ -89,16 +90,10 @@ def _window(kwargs) -> dict:
 
 
 def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
-    from PIL import Image
-
     row = _row(doc)
-    try:
-        _, frames = protocol.load_frames(row, doc["video_root"], **_window(lmms_eval_specific_kwargs))
-    except VideoError as exc:
-        _VIDEO_ERRORS[row.uid] = str(exc)
-        logger.warning(f"[surghi] {exc}")
-        return []
-    return [Image.fromarray(f) for f in frames]
+    window = _window(lmms_eval_specific_kwargs)
+    return frames_or_error(lambda: protocol.load_frames(row, doc["video_root"], **window)[1], _VIDEO_ERRORS,
+                           row.uid, "surghi")
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):
