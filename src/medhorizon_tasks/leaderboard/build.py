@@ -1,0 +1,469 @@
+"""Leaderboards: score validated submissions, rank them, test each against the leader, write the tables.
+
+One board per benchmark (MedHorizon, Sureon, SurgHiBench), each ranking the
+submissions made on one version of its data. Every submission is validated
+against the data first (:func:`~.submission.validate_submission`); an invalid
+one, or one made on another data version (not comparable), is refused with
+its reasons and nothing is written. Scores come from the package's own
+scorers, so a leaderboard number equals what ``medhorizon-tasks score`` says
+for the same predictions.
+
+Headline metric, 95% interval, and the test against the leader:
+
+* **MedHorizon**: overall item-level accuracy (``medhorizon.scoring.report``;
+  unextractable, missing and video-error answers count as wrong).
+  Interval: ``stats.bootstrap_ci`` (percentile bootstrap over items, as the
+  Sureon paper's "non-parametric bootstrap intervals"; the Wilson interval is
+  in the CSV too). Test: ``stats.mcnemar_test`` on the per-item correctness of
+  the entry and the leader (paired on the same items; exact binomial below 25
+  discordant pairs).
+* **Sureon**: mu, the pooled accuracy over the MCQ and TO items
+  (``sureon.scoring.report``; SM is judged separately and never enters mu,
+  nor the tests). Interval and test as MedHorizon.
+* **SurgHiBench**: Overall multi-level (the mean over datasets of
+  sqrt(video-averaged phase acc x step acc), ``surghi.metrics``). The unit
+  of resampling is the video, stratified by dataset: each resample draws,
+  for every dataset, as many videos as it has, with replacement; each
+  dataset row is recomputed with ``metrics.aggregate_videos`` and Overall
+  with ``metrics.overall`` (so the bootstrap follows the very averaging
+  rules of the metric). Interval: percentile of the resampled Overall.
+  Test: a paired bootstrap - every entry is recomputed on the *same*
+  resampled videos, and the two-sided p-value of "entry = leader" is twice
+  the smaller share of resamples in which the difference leader - entry is
+  <= 0 or >= 0, capped at 1 (identical entries: p = 1; an entry worse on
+  every resample: p = 0, i.e. below 1 / n_resamples). Frames within a video
+  are correlated, so resampling frames (or items) would give intervals that
+  are too narrow; videos are the independent units. The resampling is done
+  here, not by ``scipy.stats.bootstrap``, because the paired test needs the
+  very same resamples for every entry and a dataset may have one video.
+
+Across the entries compared with the leader (all but the leader), p-values
+are Holm-corrected (``stats.holm_adjust``); "sig. vs leader" is "yes" when
+the adjusted p <= alpha (0.05). Resampling uses ``numpy.random.default_rng(
+seed)`` (seed 0) with ``n_resamples`` resamples (default 2,000), so a build is
+reproducible. Ranks are competition ranks ("1, 2, 2, 4") of the headline;
+the leader is the first entry of rank 1 (ties broken by model name).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+from ..stats import accuracy_summary, holm_adjust, mcnemar_test
+from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
+from .submission import Submission, input_protocol_text, read_submission, validate_submission
+
+__all__ = ["Entry", "Board", "build_leaderboard", "surghi_bootstrap", "paired_bootstrap_pvalue",
+           "format_markdown", "format_csv", "write_leaderboard", "DEFAULT_N_RESAMPLES", "DEFAULT_SEED"]
+
+DEFAULT_N_RESAMPLES = 2000
+DEFAULT_SEED = 0
+DEFAULT_ALPHA = 0.05
+
+
+@dataclass
+class Entry:
+    """One submission on a board: its scores, rank and test against the leader (fractions 0..1)."""
+
+    submission: Submission
+    headline: float
+    ci: tuple[float, float]
+    n: int
+    secondary: dict[str, Any]
+    rank: int = 0
+    p_value: float | None = None       # raw p of "entry = leader"; None for the leader
+    p_holm: float | None = None        # Holm-adjusted over the entries compared with the leader
+    significant: bool | None = None    # adjusted p <= alpha; None for the leader
+    paired: Any = field(default=None, repr=False)  # correctness (uid -> bool) or per-video metrics
+
+    @property
+    def metadata(self) -> dict:
+        return self.submission.metadata
+
+    @property
+    def is_leader(self) -> bool:
+        return self.p_value is None and self.significant is None
+
+
+@dataclass
+class Board:
+    """One benchmark's ranked entries and how its numbers were made."""
+
+    benchmark: str
+    data_version: str
+    data_source: str
+    metric: str                              # headline metric name
+    n_unit: str                              # what n counts: "items" / "videos"
+    secondary: list[tuple[str, str, str]]    # (key, label, "pct" | "count")
+    entries: list[Entry]
+    ci_method: str
+    test_method: str
+    n_resamples: int
+    seed: int
+    alpha: float
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return BENCHMARK_NAMES[self.benchmark]
+
+
+# ------------------------------------------------------------------ scoring
+
+def _pct_of(summary: Mapping | None):
+    return None if not summary else summary.get("accuracy")
+
+
+def _score_medhorizon(sub: Submission, data: BenchmarkData, n_resamples: int, seed: int) -> Entry:
+    from ..benchmarks.medhorizon import scoring
+
+    records = scoring.score_predictions(data.items, sub.predictions, mode=sub.metadata.get("mode"))
+    rep = scoring.report(records)
+    correct = {r["uid"]: bool(r["correct"]) for r in records}
+    s = accuracy_summary(correct, n_resamples=n_resamples, seed=seed)
+    fam = rep["by_family"]
+    secondary = {"fine_grained": _pct_of(fam.get("fine_grained")),
+                 "semantic_reasoning": _pct_of(fam.get("semantic_reasoning")),
+                 "invalid": sum(1 for r in records if not r["valid"]),
+                 "ci95_wilson_low": s["ci95_wilson"][0], "ci95_wilson_high": s["ci95_wilson"][1]}
+    return Entry(sub, s["accuracy"], tuple(s["ci95_bootstrap"]), s["n"], secondary, paired=correct)
+
+
+def _score_sureon(sub: Submission, data: BenchmarkData, n_resamples: int, seed: int) -> Entry:
+    from ..benchmarks.sureon import scoring
+
+    records = scoring.score_predictions(data.items, sub.predictions, mode=sub.metadata.get("mode"))
+    rep = scoring.report(records, n_resamples=n_resamples, seed=seed)
+    scored = [r for r in records if r["kind"] != "sm"]
+    correct = {r["uid"]: bool(r["correct"]) for r in scored}
+    mu = rep["mu"]
+    secondary = {"perception": _pct_of(rep["perception"]), "reasoning": _pct_of(rep["reasoning"]),
+                 "invalid": sum(1 for r in scored if not r["valid"]),
+                 "ci95_wilson_low": mu["ci95_wilson"][0], "ci95_wilson_high": mu["ci95_wilson"][1]}
+    return Entry(sub, mu["accuracy"], tuple(mu["ci95_bootstrap"]), mu["n"], secondary, paired=correct)
+
+
+def _score_surghi(sub: Submission, data: BenchmarkData) -> Entry:
+    from ..benchmarks.surghi.scoring import evaluate
+
+    result = evaluate(data.rows, sub.predictions, data.hierarchies)
+    rep = result.report()
+    ov = rep["overall"]
+    secondary: dict[str, Any] = {f"multi_level[{ds}]": row["multi_level"] for ds, row in sorted(rep["datasets"].items())}
+    for k in ("phase_acc", "step_acc", "phase_f1", "step_f1"):
+        secondary[k] = ov[k]
+    secondary["invalid"] = ov["n_invalid"]
+    # Videos in a fixed order (by name) per dataset: entries on the same data line up for the paired bootstrap.
+    per_video = {ds: [vids[v] for v in sorted(vids)] for ds, vids in sorted(result.per_video.items())}
+    return Entry(sub, ov["multi_level"], (math.nan, math.nan), int(ov["n_videos"]), secondary, paired=per_video)
+
+
+def surghi_bootstrap(per_video: list[Mapping[str, list[Mapping]]], *, n_resamples: int = DEFAULT_N_RESAMPLES,
+                     seed: int = DEFAULT_SEED) -> np.ndarray:
+    """Overall multi-level of each entry on the same stratified video resamples: shape (entries, n_resamples).
+
+    ``per_video``: per entry, ``{dataset: [video_metrics(...) per video]}``,
+    the videos in the same order for every entry. Each resample draws, per
+    dataset, ``n_videos`` indices with replacement (one draw shared by all
+    entries: the pairing), rebuilds each dataset row with
+    ``aggregate_videos`` and takes ``overall(...)["multi_level"]``.
+    """
+    from ..benchmarks.surghi.metrics import aggregate_videos, overall
+
+    if not per_video:
+        return np.empty((0, n_resamples))
+    if n_resamples < 1:
+        raise DataError(f"n_resamples must be >= 1, got {n_resamples}")
+    datasets = list(per_video[0])
+    sizes = {ds: len(per_video[0][ds]) for ds in datasets}
+    for e, pv in enumerate(per_video[1:], 1):
+        if list(pv) != datasets or any(len(pv[ds]) != sizes[ds] for ds in datasets):
+            raise DataError(f"entry {e}: not on the same datasets and videos as entry 0; a paired bootstrap "
+                            "needs the same data")
+    rng = np.random.default_rng(seed)
+    out = np.empty((len(per_video), n_resamples))
+    for b in range(n_resamples):
+        idx = {ds: rng.integers(0, sizes[ds], sizes[ds]) for ds in datasets}
+        for e, pv in enumerate(per_video):
+            rows = {ds: aggregate_videos([pv[ds][i] for i in idx[ds]]) for ds in datasets}
+            out[e, b] = overall(rows)["multi_level"]
+    return out
+
+
+def paired_bootstrap_pvalue(leader: np.ndarray, other: np.ndarray) -> float:
+    """Two-sided p of "no difference" from paired resampled statistics: twice the smaller share of
+    resamples where leader - other is <= 0 or >= 0, capped at 1."""
+    d = np.asarray(leader, dtype=float) - np.asarray(other, dtype=float)
+    if d.size == 0:
+        raise DataError("paired bootstrap: no resamples")
+    return float(min(1.0, 2.0 * min(np.mean(d <= 0), np.mean(d >= 0))))
+
+
+# ------------------------------------------------------------------ ranking and tests
+
+def _rank(entries: list[Entry]) -> list[Entry]:
+    def key(e: Entry):
+        return (-round(e.headline, 12), e.metadata["model"].lower(), e.submission.source)
+
+    entries = sorted(entries, key=key)
+    for e in entries:
+        e.rank = 1 + sum(1 for o in entries if round(o.headline, 12) > round(e.headline, 12))
+    return entries
+
+
+def _test_against_leader(entries: list[Entry], pvalue: Callable[[int], float], alpha: float) -> None:
+    """``pvalue(i)``: raw p of entry i (>= 1) against entries[0]; Holm over entries 1..k."""
+    if len(entries) < 2:
+        return
+    raw = [pvalue(i) for i in range(1, len(entries))]
+    adjusted, reject = holm_adjust(raw, alpha=alpha)
+    for e, p, adj, rej in zip(entries[1:], raw, adjusted, reject):
+        e.p_value, e.p_holm, e.significant = p, adj, rej
+
+
+_MCQ_CI = ("percentile bootstrap over items ({n} resamples, seed {seed}); Wilson interval in the CSV")
+_MCQ_TEST = "McNemar's test on per-item correctness, paired with the leader; Holm-corrected over the entries"
+
+
+def _board(benchmark: str, data: BenchmarkData, subs: list[Submission], n_resamples: int, seed: int,
+           alpha: float) -> Board:
+    if benchmark == "surghi":
+        entries = _rank([_score_surghi(s, data) for s in subs])
+        boot = surghi_bootstrap([e.paired for e in entries], n_resamples=n_resamples, seed=seed)
+        lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
+        for e, dist in zip(entries, boot):
+            e.ci = (float(np.percentile(dist, lo_q)), float(np.percentile(dist, hi_q)))
+        _test_against_leader(entries, lambda i: paired_bootstrap_pvalue(boot[0], boot[i]), alpha)
+        datasets = sorted(data.hierarchies)
+        secondary = [(f"multi_level[{ds}]", f"{ds} multi-level", "pct") for ds in datasets]
+        secondary += [("phase_acc", "Phase acc", "pct"), ("step_acc", "Step acc", "pct"),
+                      ("phase_f1", "Phase F1", "pct"), ("step_f1", "Step F1", "pct"),
+                      ("invalid", "Invalid labels", "count")]
+        return Board(benchmark, data.version, data.source, "Overall multi-level", "videos", secondary, entries,
+                     ci_method=f"percentile bootstrap over videos, stratified by dataset ({n_resamples} resamples, "
+                               f"seed {seed})",
+                     test_method="paired stratified bootstrap over the same resampled videos as the leader; "
+                                 "Holm-corrected over the entries",
+                     n_resamples=n_resamples, seed=seed, alpha=alpha,
+                     notes=["Overall = unweighted mean over datasets of sqrt(video-averaged phase acc x step acc)."])
+    score = _score_medhorizon if benchmark == "medhorizon" else _score_sureon
+    entries = _rank([score(s, data, n_resamples, seed) for s in subs])
+    _test_against_leader(entries, lambda i: mcnemar_test(entries[0].paired, entries[i].paired)["pvalue"], alpha)
+    if benchmark == "medhorizon":
+        secondary = [("fine_grained", "Fine-grained", "pct"), ("semantic_reasoning", "Semantic reasoning", "pct"),
+                     ("invalid", "Invalid/missing", "count")]
+        metric, notes = "Overall accuracy", []
+    else:
+        secondary = [("perception", "Perception", "pct"), ("reasoning", "Reasoning (no SM)", "pct"),
+                     ("invalid", "Invalid/missing", "count")]
+        metric = "μ (MCQ + TO)"
+        notes = ["SM (sequence summarization) is judged by an LLM separately and is not part of mu."]
+    return Board(benchmark, data.version, data.source, metric, "items", secondary, entries,
+                 ci_method=_MCQ_CI.format(n=n_resamples, seed=seed), test_method=_MCQ_TEST,
+                 n_resamples=n_resamples, seed=seed, alpha=alpha, notes=notes)
+
+
+def build_leaderboard(submissions: Iterable[str | os.PathLike | Mapping], data: Mapping[str, BenchmarkData], *,
+                      n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = DEFAULT_SEED,
+                      alpha: float = DEFAULT_ALPHA) -> list[Board]:
+    """Validate every submission against its benchmark's data, then score, rank and test them.
+
+    ``submissions``: file paths or submission values. ``data``: benchmark ->
+    :class:`~.data.BenchmarkData`. Returns one :class:`Board` per benchmark
+    present, in the order MedHorizon, Sureon, SurgHiBench. Any invalid
+    submission (one on another data version included) -> DataError listing
+    every problem of every submission, each prefixed by its file.
+    """
+    if not (isinstance(n_resamples, int) and n_resamples >= 1):
+        raise DataError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
+    if not 0 < alpha < 1:
+        raise DataError(f"alpha must be between 0 and 1, got {alpha!r}")
+    problems: list[str] = []
+    valid: dict[str, list[Submission]] = {}
+    subs = list(submissions)
+    if not subs:
+        raise DataError("no submissions given")
+    for k, s in enumerate(subs):
+        source = str(s) if isinstance(s, (str, os.PathLike)) else f"submission #{k + 1}"
+        try:
+            obj = read_submission(s) if isinstance(s, (str, os.PathLike)) else s
+        except DataError as exc:
+            problems.extend(f"{source}: {p}" for p in exc.problems)
+            continue
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        bench = meta.get("benchmark") if isinstance(meta, dict) else None
+        bdata = data.get(bench) if isinstance(bench, str) else None
+        if bench in BENCHMARKS and bdata is None:
+            problems.append(f"{source}: no data given for benchmark {bench} (pass --data {bench}=PATH)")
+            continue
+        try:
+            sub = validate_submission(obj, bdata, source=source)
+        except DataError as exc:
+            problems.extend(f"{source}: {p}" for p in exc.problems)
+            continue
+        valid.setdefault(sub.benchmark, []).append(sub)
+    # Validation checks each version against the data given, so one board never mixes versions;
+    # say so plainly if a caller passed data objects that disagree.
+    for bench, group in valid.items():
+        versions = {s.metadata["data_version"] for s in group}
+        if len(versions) > 1:
+            problems.append(f"{bench}: submissions on different data versions ({', '.join(sorted(versions))}) "
+                            "are not comparable")
+    if problems:
+        raise DataError(problems, source="leaderboard: refused, invalid submission(s)")
+    return [_board(b, data[b], valid[b], n_resamples, seed, alpha) for b in BENCHMARKS if b in valid]
+
+
+# ------------------------------------------------------------------ text output
+
+def fmt_pct(x) -> str:
+    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
+
+
+def fmt_p(p: float | None) -> str:
+    if p is None:
+        return "—"
+    return "p<0.001" if p < 0.001 else f"p={p:.3f}"
+
+
+def headline_text(e: Entry) -> str:
+    return f"{fmt_pct(e.headline)} [{fmt_pct(e.ci[0])}, {fmt_pct(e.ci[1])}]"
+
+
+def significance_text(e: Entry) -> str:
+    if e.significant is None:
+        return "— (leader)" if e.rank == 1 else "—"
+    return f"{'yes' if e.significant else 'no'} ({fmt_p(e.p_holm)})"
+
+
+def secondary_text(value, kind: str) -> str:
+    if value is None:
+        return "—"
+    return str(int(value)) if kind == "count" else fmt_pct(value)
+
+
+def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:
+    """The displayed table of a board (header, rows of text), shared by Markdown and HTML."""
+    head = ["Rank", "Model", "Size", "Input protocol", "Date", f"{board.metric} % [95% CI]", "n",
+            "Sig. vs leader (Holm p)", *[label for _, label, _ in board.secondary]]
+    rows = []
+    for e in board.entries:
+        m = e.metadata
+        rows.append([str(e.rank), m["model"], m["size"], input_protocol_text(m), m["date"], headline_text(e),
+                     f"{e.n} {board.n_unit}", significance_text(e),
+                     *[secondary_text(e.secondary.get(k), kind) for k, _, kind in board.secondary]])
+    return head, rows
+
+
+def board_footnote(board: Board) -> str:
+    return (f"Data version {board.data_version}; {len(board.entries)} entr{'y' if len(board.entries) == 1 else 'ies'}. "
+            f"95% CI: {board.ci_method}. Sig. vs leader: {board.test_method}, alpha = {board.alpha:g}."
+            + "".join(" " + n for n in board.notes))
+
+
+def _md_cell(text: str) -> str:
+    """Table-cell text: pipes escaped, and no raw HTML (a model name is text, never markup)."""
+    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    text = re.sub(r"&(?=#?\w+;)", "&amp;", text)  # an entity would be decoded
+    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)  # a tag would be rendered ("p<0.001" is safe)
+
+
+def format_markdown(boards: list[Board], title: str = "Leaderboard") -> str:
+    """The leaderboards as Markdown: one section and table per benchmark."""
+    lines = [f"# {title}", ""]
+    for board in boards:
+        head, rows = table_rows(board)
+        lines += [f"## {board.name}", ""]
+        lines.append("| " + " | ".join(_md_cell(h) for h in head) + " |")
+        n_fixed = len(head) - len(board.secondary)
+        lines.append("|" + "|".join("---:" if i in (0, 5, 6) or i >= n_fixed else "---"
+                                    for i in range(len(head))) + "|")
+        for e, row in zip(board.entries, rows):
+            cells = [_md_cell(c) for c in row]
+            url = e.metadata.get("url")
+            if url:
+                cells[1] = f"[{cells[1]}]({url.replace(')', '%29').replace(' ', '%20')})"
+            lines.append("| " + " | ".join(cells) + " |")
+        lines += ["", board_footnote(board), ""]
+    return "\n".join(lines)
+
+
+def _num(x, digits: int = 6):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return int(x)
+    return round(float(x), digits)
+
+
+def _pval(p):
+    return "" if p is None else float(f"{p:.4g}")  # significant digits: a tiny p must not round to 0
+
+
+CSV_COLUMNS = ("benchmark", "data_version", "rank", "model", "size", "fps", "cap", "frames", "mode", "date",
+               "metric", "value", "ci95_low", "ci95_high", "n", "n_unit", "p_vs_leader", "p_vs_leader_holm",
+               "sig_vs_leader")
+
+
+def format_csv(boards: list[Board]) -> str:
+    """All boards as one CSV: one row per entry, fractions in 0..1 (not percent), empty cells for n/a.
+
+    Common columns first (:data:`CSV_COLUMNS`), then every board's secondary
+    metrics (blank on other benchmarks' rows), then url, notes, submission.
+    """
+    extra: list[str] = []
+    for board in boards:
+        for k, _, _ in board.secondary:
+            if k not in extra:
+                extra.append(k)
+        for k in ("ci95_wilson_low", "ci95_wilson_high"):
+            if any(k in e.secondary for e in board.entries) and k not in extra:
+                extra.append(k)
+    fields = [*CSV_COLUMNS, *extra, "url", "notes", "submission"]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for board in boards:
+        for e in board.entries:
+            m = e.metadata
+            p = m["input_protocol"]
+            row = {"benchmark": board.benchmark, "data_version": board.data_version, "rank": e.rank,
+                   "model": m["model"], "size": m["size"], "fps": _num(p.get("fps")), "cap": _num(p.get("cap")),
+                   "frames": _num(p.get("frames")), "mode": m.get("mode", ""), "date": m["date"],
+                   "metric": board.metric, "value": _num(e.headline), "ci95_low": _num(e.ci[0]),
+                   "ci95_high": _num(e.ci[1]), "n": e.n, "n_unit": board.n_unit,
+                   "p_vs_leader": _pval(e.p_value), "p_vs_leader_holm": _pval(e.p_holm),
+                   "sig_vs_leader": "leader" if e.significant is None else ("yes" if e.significant else "no"),
+                   "url": m.get("url", ""), "notes": m.get("notes", ""), "submission": e.submission.source}
+            for k in extra:
+                row[k] = _num(e.secondary.get(k)) if k in e.secondary else ""
+            w.writerow(row)
+    return buf.getvalue()
+
+
+def write_leaderboard(boards: list[Board], out_dir: str | os.PathLike, *, title: str = "Leaderboard") -> dict[str, Path]:
+    """Write ``leaderboard.md``, ``leaderboard.csv`` and ``leaderboard.html`` into ``out_dir``."""
+    from .html import render_html
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    texts = {"md": format_markdown(boards, title), "csv": format_csv(boards), "html": render_html(boards, title)}
+    paths = {}
+    for ext, text in texts.items():
+        path = out / f"leaderboard.{ext}"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8", newline="")
+        os.replace(tmp, path)
+        paths[ext] = path
+    return paths
