@@ -4,7 +4,10 @@ Builds the synthetic benchmark, runs the real lmms-eval CLI with the probe
 models (needle: visual cap 64, text, oracle; random: text), scores the
 samples files with the same scorer as ``medhorizon-tasks score``, checks that
 it agrees with lmms-eval's own numbers, and prints a Table 2-style report and
-the random / text / uniform / oracle comparison.
+the random / text / uniform / oracle comparison. The same runs label the
+SurgHiBench synthetic sample (tree and DAG hierarchies), scored the same way,
+and every run becomes a leaderboard submission: the demo ends by building
+the leaderboard (Markdown, CSV, HTML).
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ ROWS = (
 )
 
 
+SURGHI_TASK = "surghi_synthetic"
+SURGHI_ROWS = (("Needle probe", "medhorizon_needle"), ("Random (seeded guess)", "medhorizon_random"))
+
+
 def _pct(x) -> str:
     return "  —  " if x is None else f"{100 * x:5.1f}"
 
@@ -40,21 +47,21 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
     t0 = time.time()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    print("[1/3] synthetic benchmark", flush=True)
+    print("[1/4] synthetic benchmark", flush=True)
     bench = build_synthetic(progress=True)
     items = load_release(bench.data_path)
     by_uid = {it.uid: it for it in items}
     print(f"      {len(items)} questions over {len({it.video_key for it in items})} videos in {bench.root}")
 
-    print("[2/3] lmms-eval (real CLI) with the probe models", flush=True)
+    print("[2/4] lmms-eval (real CLI) with the probe models", flush=True)
     runs = {}
     for model in dict.fromkeys(r[1] for r in ROWS):
-        tasks = list(dict.fromkeys(r[2] for r in ROWS if r[1] == model))
+        tasks = list(dict.fromkeys(r[2] for r in ROWS if r[1] == model)) + [SURGHI_TASK]
         t = time.time()
         runs[model] = run_lmms_eval(model, tasks, out / "lmms_eval", limit=limit)
         print(f"      {model}: {', '.join(tasks)} ({time.time() - t:.0f} s; log {runs[model].log})", flush=True)
 
-    print("[3/3] scoring the samples files", flush=True)
+    print("[3/4] scoring the samples files", flush=True)
     reports = {}
     table_rows = []
     for label, model, task, mode, inp in ROWS:
@@ -90,6 +97,72 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
     print("The probes test the pipeline, not medicine: the needle probe reads a code drawn into each")
     print("question's evidence frames, so 'uniform' measures how often 64 frames over the whole video")
     print("hit the evidence, and 'oracle' must be ~100%.")
-    print(f"Outputs: {out.resolve()} (report.json, per-item records, lmms-eval results and samples)")
+    surghi_reports = _surghi_section(runs, limit)
+    (out / "report_surghi.json").write_text(json.dumps(surghi_reports, indent=2, ensure_ascii=False),
+                                            encoding="utf-8")
+    print()
+    print("[4/4] leaderboard from the runs' submissions", flush=True)
+    board = _leaderboard_section(runs, bench.data_path, out, limit)
+    print(f"Outputs: {out.resolve()} (report.json, report_surghi.json, per-item records, lmms-eval results and "
+          f"samples, submissions/, leaderboard/)")
+    print(f"Leaderboard page: {board}")
     print(f"Done in {time.time() - t0:.0f} s.")
     return 0
+
+
+def _surghi_section(runs: dict, limit: int | None) -> dict:
+    """Score the SurgHiBench runs like `score --benchmark surghi`; check lmms-eval agrees."""
+    from .benchmarks.surghi import frames as sg_frames
+    from .benchmarks.surghi import scoring as sg
+    from .data.synthetic_surghi import build_surghi_sample
+
+    sample = build_surghi_sample()
+    annotations = sg_frames.read_frame_rows(sample.annotations_path, role="annotations")
+    hierarchies = sg_frames.resolve_hierarchies(annotations, sg_frames.load_hierarchy_file(sample.hierarchy_path))
+    reports = {}
+    for label, model in SURGHI_ROWS:
+        run = runs[model]
+        preds = sg.read_predictions(run.samples[SURGHI_TASK], hierarchies)
+        scored = annotations if limit is None else [r for r in annotations if r.key in preds]
+        rep = sg.evaluate(scored, preds, hierarchies).report()
+        for key in ("multi_level", "phase_acc", "step_acc", "sibling"):
+            ours, theirs = rep["overall"][key], run.metric(SURGHI_TASK, key)
+            if abs(ours - theirs) > 1e-9:
+                raise MedHorizonError(f"scorer disagreement on {SURGHI_TASK} {key}: score says {ours}, "
+                                      f"lmms-eval says {theirs}")
+        reports[label] = rep
+        print()
+        print(f"SurgHiBench synthetic sample, {label} (%, per video then averaged; Overall = mean of datasets)")
+        print(sg.format_report(rep))
+    return reports
+
+
+def _leaderboard_section(runs: dict, medhorizon_data: Path, out: Path, limit: int | None) -> Path:
+    from .data.synthetic_surghi import build_surghi_sample
+    from .leaderboard import build_leaderboard, load_benchmark_data, make_submission, write_leaderboard
+    from .leaderboard.build import format_markdown
+    from .leaderboard.submission import write_submission
+
+    sample = build_surghi_sample()
+    data = {"medhorizon": load_benchmark_data("medhorizon", medhorizon_data),
+            "surghi": load_benchmark_data("surghi", sample.annotations_path, hierarchy=sample.hierarchy_path)}
+    entries = [("medhorizon", "medhorizon_needle", "medhorizon_synthetic", "Needle probe (cap 64)",
+                {"fps": 1, "cap": 64}),
+               ("medhorizon", "medhorizon_needle", "medhorizon_synthetic_oracle", "Needle probe (oracle frames)", {}),
+               ("medhorizon", "medhorizon_needle", "medhorizon_synthetic_text", "Needle probe (text only)",
+                {"frames": 0}),
+               ("medhorizon", "medhorizon_random", "medhorizon_synthetic_text", "Random guess", {"frames": 0}),
+               ("surghi", "medhorizon_needle", SURGHI_TASK, "Needle probe", {"fps": 1}),
+               ("surghi", "medhorizon_random", SURGHI_TASK, "Random guess", {"frames": 0})]
+    paths = []
+    for bench, model, task, name, protocol in entries:
+        sub = make_submission(data[bench], runs[model].samples[task], model=name, size="n/a (probe)",
+                              date=time.strftime("%Y-%m-%d"), notes="pipeline probe on the synthetic benchmark",
+                              missing_as_wrong=limit is not None,
+                              **protocol)
+        slug = f"{bench}_{model}_{task}".replace("medhorizon_", "")
+        paths.append(write_submission(sub, out / "submissions" / f"{slug}.json"))
+    boards = build_leaderboard(paths, data, n_resamples=1000)
+    files = write_leaderboard(boards, out / "leaderboard", title="medhorizon-tasks demo (pipeline probes)")
+    print(format_markdown(boards, title="medhorizon-tasks demo (pipeline probes)"))
+    return Path(files["html"]).resolve()
