@@ -151,6 +151,9 @@ def test_score_cli_json_shape_and_csv_predictions(tmp_path, capsys):
     # unknown dataset with no hierarchy: derived from the annotations, and said so
     assert main(["score", "--benchmark", "surghi", "--predictions", str(pred), "--annotations", str(ann)]) == 0
     assert "derived from annotations" in capsys.readouterr().out
+    assert main(["score", "--benchmark", "surghi", "--predictions", str(pred), "--data", str(ann), "--hierarchy",
+                 str(hier), "--json"]) == 0  # --data names the annotations too, as in `leaderboard`
+    assert json.loads(capsys.readouterr().out) == rep
     assert main(["score", "--benchmark", "surghi", "--predictions", str(pred)]) == 2
     assert "needs --annotations" in capsys.readouterr().err
 

@@ -129,10 +129,11 @@ def _cmd_blind_audit(args) -> int:
 def _cmd_score_surghi(args) -> int:
     from .benchmarks.surghi import frames, scoring
 
-    if not args.annotations:
+    source = args.annotations or args.data  # --data, as in `leaderboard`, names the same file
+    if not source:
         raise MedHorizonError("score --benchmark surghi needs --annotations (rows dataset, video, frame, phase, "
                               "step; the synthetic sample's: `medhorizon-tasks synthetic --benchmark surghi`)")
-    annotations = frames.read_frame_rows(args.annotations, role="annotations")
+    annotations = frames.read_frame_rows(source, role="annotations")
     given = frames.load_hierarchy_file(args.hierarchy) if args.hierarchy else None
     hierarchies = frames.resolve_hierarchies(annotations, given)
     predictions = scoring.read_predictions(args.predictions, hierarchies)
@@ -283,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--data", help="medhorizon: release JSONL or local dataset folder (default: $MEDHORIZON_DATA); "
                    "sureon: the items JSONL")
     s.add_argument("--annotations", help="surghi: per-frame ground truth, JSONL or CSV rows dataset, video, frame, "
-                   "phase, step")
+                   "phase, step (--data is accepted too)")
     s.add_argument("--hierarchy", help='surghi: hierarchy JSON {"phases": {phase: [steps]}, "semantic_groups": '
                    '{group: [steps]}} for datasets the package does not know, or {dataset: {...}} '
                    "(default: shipped MultiBypass140/GraSP/MIPO, else derived from the annotations)")
