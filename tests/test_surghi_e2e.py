@@ -90,3 +90,35 @@ def test_needle_predictions_follow_what_each_window_shows(runs):
         assert f"You are given {n} frames" in rec["input"], rec["input"]
         rep[t] = n
     assert max(rep.values()) == 2 * HALF_WIDTH + 1
+
+
+def test_leaderboard_from_the_lmms_eval_samples(runs, tmp_path, capsys):
+    """The CLI path a user takes: samples -> submission -> validate -> build."""
+    import csv
+
+    sample, needle, rand = runs
+    data = ["--data", str(sample.annotations_path), "--hierarchy", str(sample.hierarchy_path)]
+    subs = []
+    for name, run in (("needle", needle), ("random", rand)):
+        sub = tmp_path / f"{name}.json"
+        assert main(["leaderboard", "make", "--benchmark", "surghi", *data, "--predictions", str(run.samples[TASK]),
+                     "--model", name, "--size", "n/a", "--fps", "1", "-o", str(sub)]) == 0
+        subs.append(str(sub))
+    assert main(["leaderboard", "validate", *subs, *data]) == 0
+    assert capsys.readouterr().out.count("OK ") == 2
+    assert main(["leaderboard", "build", *subs, *data, "-o", str(tmp_path / "board"), "--n-resamples", "200"]) == 0
+    rows = list(csv.DictReader((tmp_path / "board" / "leaderboard.csv").open()))
+    assert [r["model"] for r in rows] == ["needle", "random"]
+    assert float(rows[0]["value"]) == pytest.approx(needle.metric(TASK, "multi_level"), abs=1e-6)
+    assert float(rows[1]["value"]) == pytest.approx(rand.metric(TASK, "multi_level"), abs=1e-6)
+    assert float(rows[0]["ci95_low"]) <= float(rows[0]["value"]) <= float(rows[0]["ci95_high"])
+    assert rows[0]["sig_vs_leader"] == "leader" and rows[1]["sig_vs_leader"] in ("yes", "no")
+    # a submission on other data (one annotated frame relabelled) is refused with the reason
+    other = tmp_path / "other.jsonl"
+    lines = sample.annotations_path.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["step"] = "exposure"
+    other.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    assert main(["leaderboard", "validate", subs[0], "--data", str(other), "--hierarchy",
+                 str(sample.hierarchy_path)]) == 1
+    assert "data_version" in capsys.readouterr().err
