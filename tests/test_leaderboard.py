@@ -498,8 +498,9 @@ def test_build_surghi_perfect_near_tie_and_all_wrong(data):
     assert near.ci[0] <= near.headline <= near.ci[1] == 1.0
     assert near.secondary["multi_level[toyA]"] == pytest.approx(31 / 32)
     assert near.secondary["multi_level[toyB]"] == 1.0 and near.n == 8
-    assert near.significant is False and near.p_value > 0.3  # the one video is left out of ~(3/4)^4 of resamples
-    assert wrong.significant and wrong.p_value == 0.0
+    assert near.significant is False and near.p_value == 1.0  # one video differs: half the swaps favour each
+    # exact paired permutation test over the 8 videos: only "no swap" is as extreme -> p = 2 / 2^8
+    assert wrong.significant and wrong.p_value == pytest.approx(2 / 256)
     assert board.n_unit == "videos" and "stratified by dataset" in board.ci_method
     rows = _csv_rows(B.format_csv([board]))
     assert rows[1]["multi_level[toyA]"] == str(round(31 / 32, 6)) and rows[2]["sig_vs_leader"] == "yes"
@@ -523,8 +524,17 @@ def test_surghi_bootstrap_hand_checkable():
     assert len(set(same.tolist())) == 1 and same[0] == pytest.approx(0.4)
     # Paired: two entries see the same resampled videos, so equal entries never differ.
     pair = B.surghi_bootstrap([{"d": [vm(1.0), vm(0.0), vm(0.5)]}] * 2, n_resamples=200, seed=3)
-    assert (pair[0] == pair[1]).all() and B.paired_bootstrap_pvalue(pair[0], pair[1]) == 1.0
-    assert B.paired_bootstrap_pvalue(np.array([1.0, 0.9, 0.8, 0.7]), np.array([0.0, 0.95, 0.0, 0.0])) == 0.5
+    assert (pair[0] == pair[1]).all()
+    # Paired permutation test, by hand: leader perfect on 2 videos, other all wrong. Of the 4 swap
+    # patterns, none -> +1, both -> -1, one -> sqrt(.5 * .5) - sqrt(.5 * .5) = 0; two-sided p = 2 * 1/4.
+    lead, other = {"d": [vm(1.0), vm(1.0)]}, {"d": [vm(0.0), vm(0.0)]}
+    assert B.paired_permutation_pvalue(lead, other) == pytest.approx(0.5)
+    assert B.paired_permutation_pvalue(lead, lead) == 1.0
+    # Randomized beyond n_resamples arrangements (2^12 > 500), and then never 0: the observed one counts.
+    many = B.paired_permutation_pvalue({"d": [vm(1.0)] * 12}, {"d": [vm(0.0)] * 12}, n_resamples=500)
+    assert 0 < many <= 2 / 501 + 1e-12
+    with pytest.raises(DataError, match="not on the same datasets and videos"):
+        B.paired_permutation_pvalue(lead, {"d": [vm(0.0)]})
     with pytest.raises(DataError, match="not on the same datasets and videos"):
         B.surghi_bootstrap([{"d": [vm(1.0)]}, {"d": [vm(1.0), vm(0.0)]}], n_resamples=5)
 

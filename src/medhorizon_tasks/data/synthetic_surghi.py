@@ -1,8 +1,9 @@
 """A synthetic SurgHiBench sample: phase/step timelines drawn as visual codes, on a tree and a DAG.
 
-Two datasets, two 60-second videos each (128x96, 4 fps), labelled at 1 FPS (annotation
-frame ``k`` is at ``k`` s); every third annotation frame is evaluated (20 per video, 80 in
-all):
+Two datasets, three 60-second videos each (128x96, 4 fps), labelled at 1 FPS (annotation
+frame ``k`` is at ``k`` s); every third annotation frame is evaluated (20 per video, 120 in
+all). Six videos, because videos are the unit of the leaderboard's paired test: with n videos
+no difference can reach p below 2 / 2^n.
 
 * ``SynthTree``: 3 phases, 7 steps, every step in exactly one phase (tree-likeness 100%);
 * ``SynthDAG``: 4 phases, 6 steps, three of which recur in two or three phases
@@ -12,8 +13,8 @@ all):
 Each video is a sequence of segments (one phase, one of its steps, 4-9 s).  Every frame
 of a segment shows the payload ``phase_index << 5 | step_index`` (indices into the
 dataset's phase and step lists, in the order of ``hierarchies.json``) as the visual code
-of :mod:`.visual_code`; one 10-second segment in the second video of each dataset is drawn
-*without* a code (background only), so a frame-reading probe must refuse there.  A probe
+of :mod:`.visual_code`; one 10-second segment in every video but the first of each dataset is
+drawn *without* a code (background only), so a frame-reading probe must refuse there.  A probe
 that labels each evaluated frame with the code seen most often in its window is exact
 inside long segments and confuses neighbours at segment boundaries (sibling errors within a
 phase, cousin errors across phases): the hierarchy-aware metrics have something to measure.
@@ -37,7 +38,8 @@ from filelock import FileLock
 from .synthetic import default_synthetic_dir, write_video
 from .visual_code import BackgroundGenerator, encode_code
 
-SAMPLE_VERSION = 1
+SAMPLE_VERSION = 2
+VIDEOS_PER_DATASET = 3
 FPS, WIDTH, HEIGHT, SECONDS = 4.0, 128, 96, 60
 EVAL_EVERY_S = 3
 BLANK_S = 10
@@ -87,7 +89,7 @@ def plan_sample(seed: int = 0) -> list[dict]:
     videos = []
     for ds, h in HIERARCHIES.items():
         phases, steps = _labels(h)
-        for v in range(2):
+        for v in range(VIDEOS_PER_DATASET):
             segs, t = [], 0
             blank_done = v == 0
             while t < SECONDS:

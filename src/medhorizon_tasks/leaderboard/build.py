@@ -27,15 +27,18 @@ Headline metric, 95% interval, and the test against the leader:
   dataset row is recomputed with ``metrics.aggregate_videos`` and Overall
   with ``metrics.overall`` (so the bootstrap follows the very averaging
   rules of the metric). Interval: percentile of the resampled Overall.
-  Test: a paired bootstrap - every entry is recomputed on the *same*
-  resampled videos, and the two-sided p-value of "entry = leader" is twice
-  the smaller share of resamples in which the difference leader - entry is
-  <= 0 or >= 0, capped at 1 (identical entries: p = 1; an entry worse on
-  every resample: p = 0, i.e. below 1 / n_resamples). Frames within a video
-  are correlated, so resampling frames (or items) would give intervals that
-  are too narrow; videos are the independent units. The resampling is done
-  here, not by ``scipy.stats.bootstrap``, because the paired test needs the
-  very same resamples for every entry and a dataset may have one video.
+  Test: a paired permutation test over videos (``scipy.stats.permutation_test``,
+  ``permutation_type="samples"``): under "entry = leader" the two entries'
+  results on each video are exchangeable, so each video's pair is swapped or
+  not and the Overall multi-level difference recomputed; two-sided p. It is
+  exact (all 2^n swaps) up to ``n_resamples`` arrangements and randomized
+  beyond, where scipy counts the observed arrangement, so p is never 0: with
+  the few videos of a small benchmark the test says honestly how little they
+  can show (8 videos, every one better: p = 2/256), where a bootstrap
+  p-value would claim p = 0. Frames within a video are correlated, so
+  resampling frames (or items) would give intervals that are too narrow;
+  videos are the independent units. The interval's resampling is done here,
+  not by ``scipy.stats.bootstrap``, because a dataset may have one video.
 
 Across the entries compared with the leader (all but the leader), p-values
 are Holm-corrected (``stats.holm_adjust``); "sig. vs leader" is "yes" when
@@ -64,7 +67,7 @@ from ..stats import accuracy_summary, holm_adjust, mcnemar_test
 from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from .submission import Submission, input_protocol_text, read_submission, validate_submission
 
-__all__ = ["Entry", "Board", "build_leaderboard", "surghi_bootstrap", "paired_bootstrap_pvalue",
+__all__ = ["Entry", "Board", "build_leaderboard", "surghi_bootstrap", "paired_permutation_pvalue",
            "format_markdown", "format_csv", "write_leaderboard", "DEFAULT_N_RESAMPLES", "DEFAULT_SEED"]
 
 DEFAULT_N_RESAMPLES = 2000
@@ -164,7 +167,7 @@ def _score_surghi(sub: Submission, data: BenchmarkData) -> Entry:
     for k in ("phase_acc", "step_acc", "phase_f1", "step_f1"):
         secondary[k] = ov[k]
     secondary["invalid"] = ov["n_invalid"]
-    # Videos in a fixed order (by name) per dataset: entries on the same data line up for the paired bootstrap.
+    # Videos in a fixed order (by name) per dataset: entries on the same data line up for the paired test.
     per_video = {ds: [vids[v] for v in sorted(vids)] for ds, vids in sorted(result.per_video.items())}
     return Entry(sub, ov["multi_level"], (math.nan, math.nan), int(ov["n_videos"]), secondary, paired=per_video)
 
@@ -189,7 +192,7 @@ def surghi_bootstrap(per_video: list[Mapping[str, list[Mapping]]], *, n_resample
     sizes = {ds: len(per_video[0][ds]) for ds in datasets}
     for e, pv in enumerate(per_video[1:], 1):
         if list(pv) != datasets or any(len(pv[ds]) != sizes[ds] for ds in datasets):
-            raise DataError(f"entry {e}: not on the same datasets and videos as entry 0; a paired bootstrap "
+            raise DataError(f"entry {e}: not on the same datasets and videos as entry 0; the bootstrap "
                             "needs the same data")
     rng = np.random.default_rng(seed)
     out = np.empty((len(per_video), n_resamples))
@@ -201,13 +204,39 @@ def surghi_bootstrap(per_video: list[Mapping[str, list[Mapping]]], *, n_resample
     return out
 
 
-def paired_bootstrap_pvalue(leader: np.ndarray, other: np.ndarray) -> float:
-    """Two-sided p of "no difference" from paired resampled statistics: twice the smaller share of
-    resamples where leader - other is <= 0 or >= 0, capped at 1."""
-    d = np.asarray(leader, dtype=float) - np.asarray(other, dtype=float)
-    if d.size == 0:
-        raise DataError("paired bootstrap: no resamples")
-    return float(min(1.0, 2.0 * min(np.mean(d <= 0), np.mean(d >= 0))))
+def paired_permutation_pvalue(leader: Mapping[str, list[Mapping]], other: Mapping[str, list[Mapping]], *,
+                              n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = DEFAULT_SEED) -> float:
+    """Two-sided p of "same Overall multi-level" for two entries on the same videos
+    (``{dataset: [video_metrics(...)]}``, same order): a paired permutation test that swaps the two
+    entries' results video by video (``scipy.stats.permutation_test``; exact up to ``n_resamples``
+    arrangements). Overall multi-level depends on the per-video phase and step accuracies only
+    (``aggregate_videos`` / ``overall``), so the statistic is computed from those, vectorized."""
+    from scipy.stats import permutation_test
+
+    datasets = list(leader)
+    if list(other) != datasets or any(len(other[d]) != len(leader[d]) for d in datasets):
+        raise DataError("paired permutation test: the two entries are not on the same datasets and videos")
+    ds_of = np.concatenate([np.full(len(leader[d]), k) for k, d in enumerate(datasets)])
+    n = len(ds_of)
+    if n == 0:
+        raise DataError("paired permutation test: no videos")
+    phase = np.array([v["phase_acc"] for d in datasets for v in leader[d]]
+                     + [v["phase_acc"] for d in datasets for v in other[d]], dtype=float)
+    step = np.array([v["step_acc"] for d in datasets for v in leader[d]]
+                    + [v["step_acc"] for d in datasets for v in other[d]], dtype=float)
+    masks = [ds_of == k for k in range(len(datasets))]
+
+    def multi_level(ids):  # ids: (..., n) positions into phase / step
+        per_ds = [np.sqrt(phase[ids][..., m].mean(axis=-1) * step[ids][..., m].mean(axis=-1)) for m in masks]
+        return np.mean(per_ds, axis=0)
+
+    def statistic(x, y, axis=-1):
+        return multi_level(np.moveaxis(x, axis, -1)) - multi_level(np.moveaxis(y, axis, -1))
+
+    res = permutation_test((np.arange(n), np.arange(n) + n), statistic, permutation_type="samples",
+                           vectorized=True, n_resamples=n_resamples, alternative="two-sided",
+                           random_state=np.random.default_rng(seed))
+    return float(min(1.0, res.pvalue))
 
 
 # ------------------------------------------------------------------ ranking and tests
@@ -244,7 +273,8 @@ def _board(benchmark: str, data: BenchmarkData, subs: list[Submission], n_resamp
         lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
         for e, dist in zip(entries, boot):
             e.ci = (float(np.percentile(dist, lo_q)), float(np.percentile(dist, hi_q)))
-        _test_against_leader(entries, lambda i: paired_bootstrap_pvalue(boot[0], boot[i]), alpha)
+        _test_against_leader(entries, lambda i: paired_permutation_pvalue(
+            entries[0].paired, entries[i].paired, n_resamples=n_resamples, seed=seed), alpha)
         datasets = sorted(data.hierarchies)
         secondary = [(f"multi_level[{ds}]", f"{ds} multi-level", "pct") for ds in datasets]
         secondary += [("phase_acc", "Phase acc", "pct"), ("step_acc", "Step acc", "pct"),
@@ -253,8 +283,8 @@ def _board(benchmark: str, data: BenchmarkData, subs: list[Submission], n_resamp
         return Board(benchmark, data.version, data.source, "Overall multi-level", "videos", secondary, entries,
                      ci_method=f"percentile bootstrap over videos, stratified by dataset ({n_resamples} resamples, "
                                f"seed {seed})",
-                     test_method="paired stratified bootstrap over the same resampled videos as the leader; "
-                                 "Holm-corrected over the entries",
+                     test_method="paired permutation test over videos against the leader (exact up to "
+                                 f"{n_resamples} arrangements); Holm-corrected over the entries",
                      n_resamples=n_resamples, seed=seed, alpha=alpha,
                      notes=["Overall = unweighted mean over datasets of sqrt(video-averaged phase acc x step acc)."])
     score = _score_medhorizon if benchmark == "medhorizon" else _score_sureon
