@@ -14,6 +14,7 @@ from collections import defaultdict
 from ...errors import DataError
 from ...extract import extract_choice
 from ...jsonl import iter_jsonl
+from ...samples import is_lmms_sample, response_text
 from ...stats import wilson_ci
 from .release import Item, parse_uid
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
@@ -68,7 +69,7 @@ def read_predictions(path: str | os.PathLike, known_uids) -> dict[str, dict]:
         if not isinstance(rec, dict):
             problems.append(f"line {line}: expected a JSON object, got {type(rec).__name__}")
             continue
-        if "doc_id" in rec and ("resps" in rec or "filtered_resps" in rec):
+        if is_lmms_sample(rec):
             entry = _from_lmms_sample(rec, line, problems)
         else:
             entry = _from_plain(rec, line, problems)
@@ -103,12 +104,6 @@ def _from_plain(rec: dict, line: int, problems: list[str]):
     return None
 
 
-def _first_text(value):
-    while isinstance(value, list) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
-
-
 def _from_lmms_sample(rec: dict, line: int, problems: list[str]):
     """A line of an lmms-eval samples file; our per-item record sits under the metric name ``accuracy``."""
     metric = rec.get("accuracy") if isinstance(rec.get("accuracy"), dict) else {}
@@ -117,7 +112,7 @@ def _from_lmms_sample(rec: dict, line: int, problems: list[str]):
     if uid is None:
         problems.append(f"line {line}: field 'accuracy.uid': this lmms-eval sample is not from a medhorizon task")
         return None
-    raw = _first_text(rec.get("filtered_resps")) if rec.get("filtered_resps") is not None else _first_text(rec.get("resps"))
+    raw = response_text(rec)
     return uid, {"raw": raw, "mode": metric.get("mode"), "error": metric.get("error")}
 
 

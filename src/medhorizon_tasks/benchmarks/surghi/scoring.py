@@ -22,6 +22,7 @@ from typing import Mapping
 
 from ...errors import DataError
 from ...jsonl import iter_jsonl
+from ...samples import is_lmms_sample, response_text
 from .frames import FrameRow, parse_row, read_frame_rows
 from .hierarchy import Hierarchy
 from .metrics import METRIC_KEYS, aggregate_videos, overall, video_metrics
@@ -109,12 +110,6 @@ def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
 
 # ------------------------------------------------------------------ prediction files
 
-def _first_text(value):
-    while isinstance(value, list) and value:
-        value = value[0]
-    return value if isinstance(value, str) else None
-
-
 def read_predictions(path: str | os.PathLike, hierarchies: Mapping[str, tuple[Hierarchy, str]]) -> dict[Key, Prediction]:
     """Frame-row predictions (JSONL/CSV) or an lmms-eval samples file of a surghi task."""
     first = None
@@ -122,7 +117,7 @@ def read_predictions(path: str | os.PathLike, hierarchies: Mapping[str, tuple[Hi
         for _, rec in iter_jsonl(path):
             first = rec
             break
-    if isinstance(first, dict) and "doc_id" in first and ("resps" in first or "filtered_resps" in first):
+    if is_lmms_sample(first):
         return _read_lmms_samples(path, hierarchies)
     rows = read_frame_rows(path, role="predictions")
     return {r.key: Prediction(r.phase, r.step) for r in rows}
@@ -145,8 +140,7 @@ def _read_lmms_samples(path, hierarchies) -> dict[Key, Prediction]:
         if row.key in out:
             problems.append(f"{where}: frame {row.uid} appears twice")
             continue
-        raw = _first_text(rec.get("filtered_resps")) if rec.get("filtered_resps") is not None \
-            else _first_text(rec.get("resps"))
+        raw = response_text(rec)
         metric = metric or {}
         if row.dataset not in hierarchies:
             problems.append(f"{where}: dataset {row.dataset!r} is not in the annotations")
