@@ -168,6 +168,10 @@ def test_window_plan_is_centred_and_cut_by_the_video():
     assert plan_frames(m, Window(24.0, 2.0)).timestamps == (22.0, 23.0, 24.0)
     with pytest.raises(ValueError, match="after the end"):
         plan_frames(m, Window(40.0))
+    # variable frame rate: the frame nearest to each wanted time (ties to the earlier one)
+    vfr = VideoMeta(6, 4.0, (0.0, 0.3, 1.1, 1.9, 2.0, 3.1))
+    assert plan_frames(vfr, Window(1.0, 1.0)).indices == (0, 2, 4)  # 0 s -> 0.0, 1 s -> 1.1, 2 s -> 2.0
+    assert plan_frames(vfr, Window(2.5, 0.0)).indices == (4,)  # 2.5 s: 2.0 (0.5 away) beats 3.1 (0.6 away)
 
 
 @pytest.mark.parametrize("text, expected", [

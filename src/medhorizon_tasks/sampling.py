@@ -30,6 +30,7 @@ The paper's diagnostics (section 4.4-4.5, appendix 8) live here too:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import math
 from dataclasses import dataclass, field
@@ -370,17 +371,23 @@ def _clip_indices(meta: VideoMeta, policy: Clip) -> np.ndarray:
 
 
 def _window_indices(meta: VideoMeta, policy: Window) -> np.ndarray:
-    times = meta.times_of(np.arange(meta.num_frames, dtype=np.int64))
+    # Called once per evaluated frame: work on the window's few timestamps, never on the whole video.
     if policy.center_s > meta.duration_s + 1e-6:
         raise ValueError(f"window centre {policy.center_s:g} s is after the end of a {meta.duration_s:.1f} s video")
     k = int(round(policy.half_width_s * policy.fps))
     wanted = policy.center_s + np.arange(-k, k + 1, dtype=np.float64) / policy.fps
     wanted = wanted[(wanted >= -1e-6) & (wanted < meta.duration_s - 1e-9)]
-    pos = np.clip(np.searchsorted(times, wanted), 1, len(times) - 1) if len(times) > 1 else np.zeros(len(wanted), int)
-    if len(times) > 1:
-        left = times[pos - 1]
-        pos = np.where(np.abs(wanted - left) <= np.abs(times[pos] - wanted), pos - 1, pos)
-    return np.unique(pos.astype(np.int64))
+    last = meta.num_frames - 1
+    if meta.frame_times is None:  # frame i at i / fps: the nearest frame, ties to the earlier one
+        pos = np.clip(np.ceil(wanted * meta.fps - 0.5), 0, last)
+        return np.unique(pos.astype(np.int64))
+    times = meta.frame_times
+    pos = np.array([bisect.bisect_left(times, t) for t in wanted], dtype=np.int64)
+    right = np.clip(pos, 0, last)
+    left = np.clip(pos - 1, 0, last)
+    t_left = np.array([times[i] for i in left]) if len(left) else np.empty(0)
+    t_right = np.array([times[i] for i in right]) if len(right) else np.empty(0)
+    return np.unique(np.where(np.abs(wanted - t_left) <= np.abs(t_right - wanted), left, right))
 
 
 def _oracle_indices(meta: VideoMeta, policy: Oracle) -> np.ndarray | None:
