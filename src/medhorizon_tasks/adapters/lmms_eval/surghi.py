@@ -97,14 +97,10 @@ def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):
-    from ...benchmarks.medhorizon.protocol import video_index
-    from ...paths import resolve_video_path
-
     row = _row(doc)
     h = _hierarchy(row.dataset)
     try:
-        index = video_index(resolve_video_path(doc["video_root"], row.video_path, uid=row.uid), row.uid)
-        plan = protocol.plan_for(row, index, **_window(lmms_eval_specific_kwargs))
+        _, _, plan = protocol.window_plan(row, doc["video_root"], **_window(lmms_eval_specific_kwargs))
     except (VideoError, ValueError):
         return protocol.build_prompt(row, h)  # the frame is reported as a video error
     return protocol.build_prompt(row, h, plan)

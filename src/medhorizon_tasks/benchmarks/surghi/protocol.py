@@ -37,12 +37,18 @@ def plan_for(row: FrameRow, index, *, half_width_s: float = DEFAULT_HALF_WIDTH_S
     return plan_frames(index.meta(), Window(float(row.timestamp_s or 0.0), half_width_s, fps))
 
 
+def window_plan(row: FrameRow, video_root: str | os.PathLike, *, half_width_s: float = DEFAULT_HALF_WIDTH_S,
+                fps: float = DEFAULT_FPS):
+    """``(path, index, plan)`` of the row's window (the video's index is cached per process)."""
+    path = resolve_video_path(video_root, row.video_path or "", uid=row.uid)
+    index = video_index(path, row.uid)
+    return path, index, plan_for(row, index, half_width_s=half_width_s, fps=fps)
+
+
 def load_frames(row: FrameRow, video_root: str | os.PathLike, *, half_width_s: float = DEFAULT_HALF_WIDTH_S,
                 fps: float = DEFAULT_FPS, max_side: int | None = DEFAULT_MAX_SIDE) -> tuple[FramePlan, np.ndarray]:
     """The window's frames; VideoError (naming the row and path) when the video is missing or unreadable."""
-    path = resolve_video_path(video_root, row.video_path or "", uid=row.uid)
-    index = video_index(path, row.uid)
-    plan = plan_for(row, index, half_width_s=half_width_s, fps=fps)
+    path, index, plan = window_plan(row, video_root, half_width_s=half_width_s, fps=fps)
     return plan, decode_plan(path, plan, max_side=max_side, uid=row.uid, index=index)
 
 
