@@ -102,9 +102,9 @@ def test_uniform_properties(meta, n):
 
 def test_oracle_takes_grid_points_inside_windows_and_middle_of_narrow_ones():
     meta = VideoMeta(25 * 600, 25.0)  # 10 min at 25 fps
-    plan = plan_frames(meta, Oracle(((2500, 2600), (7010, 7020))))
-    # 1 FPS grid points 2500, 2525, 2550, 2575, 2600 in the first window; the second is narrower
-    # than one second and contributes its middle frame.
+    plan = plan_frames(meta, Oracle(((100.0, 104.0), (280.4, 280.8))))
+    # 1 FPS grid points 2500, 2525, 2550, 2575, 2600 (100-104 s) in the first window; the second is
+    # narrower than one second and contributes the frame nearest its middle (280.6 s = frame 7015).
     assert plan.indices == (2500, 2525, 2550, 2575, 2600, 7015)
     assert plan.policy.startswith("oracle")
 

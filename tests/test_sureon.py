@@ -346,8 +346,9 @@ def test_report_hand_computed(items):
 
 def test_report_exact_json_keys(items):
     rep = S.report(run(items, VISUAL), blind_records=run(items, BLIND), n_resamples=NR)
-    summary_keys = {"accuracy", "correct", "n", "ci95_bootstrap", "ci95_wilson"}
-    assert list(rep) == ["benchmark", "mu", "perception", "reasoning", "by_category", "sm", "mg"]
+    summary_keys = {"accuracy", "correct", "n", "ci95_bootstrap", "ci95_wilson", "invalid", "missing", "errors"}
+    assert list(rep) == ["benchmark", "mu", "perception", "reasoning", "by_category", "sm", "video_errors",
+                         "missing", "blind_missing", "mg"]
     assert rep["benchmark"] == "sureon"
     for key in ("mu", "perception", "reasoning"):
         assert set(rep[key]) == summary_keys

@@ -34,7 +34,9 @@ def test_score_sureon_json_shape_and_gain(tmp_path, capsys):
     assert main(["score", "--benchmark", "sureon", "--data", str(data), "--predictions", str(visual),
                  "--blind", str(blind), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert list(rep) == ["benchmark", "mu", "perception", "reasoning", "by_category", "sm", "mg"]
+    assert list(rep) == ["benchmark", "mu", "perception", "reasoning", "by_category", "sm", "video_errors",
+                         "missing", "blind_missing", "mg"]
+    assert rep["video_errors"] == rep["missing"] == rep["blind_missing"] == []
     assert rep["mu"]["accuracy"] == 1.0 and rep["mu"]["n"] == 3, "SM is kept out of mu"
     assert rep["perception"]["n"] == 1 and rep["reasoning"]["n"] == 2
     assert rep["sm"]["not_judged"] == 1

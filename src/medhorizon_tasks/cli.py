@@ -140,9 +140,14 @@ def _cmd_score_surghi(args) -> int:
     rep = scoring.evaluate(annotations, predictions, hierarchies).report()
     print(scoring.dumps_report(rep) if args.json else scoring.format_report(rep))
     for ds, r in rep["datasets"].items():
-        if r.get("n_missing") or r.get("n_extra"):
+        if r.get("n_missing") or r.get("n_extra") or r.get("n_errors"):
             print(f"warning: {ds}: {r['n_missing']} annotated frame(s) without a prediction (scored wrong), "
+                  f"{r.get('n_errors', 0)} frame(s) whose video could not be read (scored wrong), "
                   f"{r['n_extra']} prediction(s) for frames not in the annotations (ignored)", file=sys.stderr)
+    for name, u in rep.get("unknown_datasets", {}).items():
+        hint = f" (did you mean {u['did_you_mean']!r}?)" if u["did_you_mean"] else ""
+        print(f"warning: {u['n_extra']} prediction(s) for dataset {name!r}, which is not in the annotations: "
+              f"ignored{hint}", file=sys.stderr)
     return 0
 
 

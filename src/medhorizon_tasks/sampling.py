@@ -122,14 +122,19 @@ class Uniform:
 class Oracle:
     """The item's evidence frames: the ``fps`` grid points inside each evidence window.
 
-    A window narrower than one grid step contributes its middle frame, so
-    every window is represented. ``cap`` (optional) uniformly thins the union.
-    An item without evidence windows (global support: the whole procedure is
-    the evidence) falls back to ``FpsCap(fps, fallback_cap)``; the plan's
-    ``policy`` string records the fallback.
+    ``windows`` are ``(start_s, end_s)`` in seconds of the video's own timeline
+    (both ends inclusive), so evidence given in the data's frame numbering is
+    mapped through time and still lands on the right frames of a file whose
+    frame rate differs from the data's. A window narrower than one grid step
+    contributes the frame nearest its middle, so every window is represented;
+    a window that starts after the video's end contributes nothing. ``cap``
+    (optional) uniformly thins the union. An item without evidence windows
+    (global support: the whole procedure is the evidence) falls back to
+    ``FpsCap(fps, fallback_cap)``; the plan's ``policy`` string records the
+    fallback.
     """
 
-    windows: tuple[tuple[int, int], ...]
+    windows: tuple[tuple[float, float], ...]
     fps: float = 1.0
     cap: int | None = None
     fallback_cap: int = 64
@@ -390,17 +395,30 @@ def _window_indices(meta: VideoMeta, policy: Window) -> np.ndarray:
     return np.unique(np.where(np.abs(wanted - t_left) <= np.abs(t_right - wanted), left, right))
 
 
+def _nearest_frame(meta: VideoMeta, t: float) -> int:
+    """The frame whose timestamp is nearest to ``t`` seconds (equally near: the earlier one)."""
+    last = meta.num_frames - 1
+    if meta.frame_times is None:
+        return int(min(max(math.ceil(t * meta.fps - 0.5), 0), last))
+    times = meta.frame_times
+    right = min(bisect.bisect_left(times, t), last)
+    left = max(right - 1, 0)
+    return left if abs(t - times[left]) <= abs(times[right] - t) else right
+
+
 def _oracle_indices(meta: VideoMeta, policy: Oracle) -> np.ndarray | None:
     if not policy.windows:
         return None
     grid = fps_candidates(meta, policy.fps)
+    grid_times = meta.times_of(grid)
+    eps = 1e-6
     picked: list[np.ndarray] = []
     for start, end in policy.windows:
-        start, end = max(0, int(start)), min(meta.num_frames - 1, int(end))
-        if end < start:
+        start, end = max(0.0, float(start)), float(end)
+        if end < start or start > meta.duration_s:
             continue
-        inside = grid[(grid >= start) & (grid <= end)]
-        picked.append(inside if len(inside) else np.array([(start + end) // 2], dtype=np.int64))
+        inside = grid[(grid_times >= start - eps) & (grid_times <= end + eps)]
+        picked.append(inside if len(inside) else np.array([_nearest_frame(meta, (start + end) / 2)], dtype=np.int64))
     if not picked:
         return None
     idx = np.unique(np.concatenate(picked))

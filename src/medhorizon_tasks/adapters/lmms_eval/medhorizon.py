@@ -12,9 +12,10 @@ Where data lives (no package editing):
 - ``MEDHORIZON_SYNTHETIC_DIR``: where the embedded synthetic benchmark is
   generated (default: ``~/.cache/medhorizon_tasks/synthetic/v<N>``).
 
-A video that is missing or unreadable does not stop the run: the model gets no
-frames for that item, and its record is marked ``status: "error"`` with the
-reason (counted as wrong, reported under ``video_errors``).
+A video that is missing, unreadable or does not match the data does not stop
+the run: the model gets no frames for that item, and its record is marked
+``status: "error"`` with the reason (counted as wrong, reported under
+``video_errors``) in the tasks whose frame plan failed, and only in those.
 """
 
 from __future__ import annotations
@@ -25,14 +26,12 @@ from pathlib import Path
 from loguru import logger
 
 from ...benchmarks.medhorizon import scoring
-from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, load_frames, plan_for, video_file, video_index
+from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, decode_frames, prepare
 from ...benchmarks.medhorizon.release import DATA_ENV, Item, items_to_dataset, load_release
 from ...errors import MedHorizonError, VideoError
 from ...paths import VIDEO_ROOT_ENV, default_video_root
-from .visuals import frames_or_error
-
-# uid -> reason, for items whose video failed in this process (read by process_results).
-_VIDEO_ERRORS: dict[tuple[str, str], str] = {}
+from ...video_status import outcome_key
+from .visuals import decoded_frames, task_kwargs, video_error
 
 
 def _with_root(items: list[Item], root: Path):
@@ -63,14 +62,25 @@ def _item(doc: dict) -> Item:
     return Item.from_record(doc)
 
 
+def _key(item: Item, setting: FrameSetting, doc: dict) -> str:
+    return outcome_key("medhorizon", doc["video_root"], item.uid, setting.key())
+
+
+def _decode(item: Item, setting: FrameSetting, doc: dict):
+    def decode():
+        video = prepare(item, setting, doc["video_root"])
+        return video.plan, decode_frames(video, setting, item.uid), video.duration_s
+    return decode
+
+
 def doc_to_visual(doc: dict, lmms_eval_specific_kwargs=None):
-    """The planned frames as PIL images, chronological (empty in text mode or when the video is broken)."""
+    """The planned frames as PIL images with their timestamps, chronological (empty in text mode or when
+    the video is broken)."""
     setting = FrameSetting.from_kwargs(lmms_eval_specific_kwargs)
     if not setting.shows_frames:
         return []
     item = _item(doc)
-    return frames_or_error(lambda: load_frames(item, setting, doc["video_root"])[1], _VIDEO_ERRORS,
-                           (item.uid, setting.mode), "medhorizon")
+    return decoded_frames(_key(item, setting, doc), _decode(item, setting, doc), "medhorizon")
 
 
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs=None) -> str:
@@ -79,43 +89,33 @@ def doc_to_text(doc: dict, lmms_eval_specific_kwargs=None) -> str:
     if not setting.shows_frames:
         return build_prompt(item)
     try:
-        path = video_file(item, doc["video_root"])
-        return build_prompt(item, plan_for(item, setting, video_index(path, item.uid), path))
+        video = prepare(item, setting, doc["video_root"])
     except VideoError:
         # reported per item by doc_to_visual / process_results; the model gets no frames
         return build_prompt(item)
+    return build_prompt(item, video.plan, video.duration_s)
 
 
 def doc_to_target(doc: dict) -> str:
     return doc["answer"]
 
 
-def _process(doc: dict, results, mode: str) -> dict:
+def process_results(doc: dict, results) -> dict:
+    """The item's record under the task's own frame setting (mode, budget, order, ...)."""
+    setting = FrameSetting.from_kwargs(task_kwargs())
     item = _item(doc)
     raw = results[0] if results else None
-    error = _VIDEO_ERRORS.get((item.uid, mode))
-    if error is None and mode != "text":
-        # A rank that never called doc_to_visual for this doc (cached response) re-checks cheaply.
-        try:
-            video_index(video_file(item, doc["video_root"]), item.uid)
-        except VideoError as exc:
-            error = str(exc)
-    record = scoring.error_record(item, mode, error) if error else scoring.score_item(item, raw, mode)
+    error = None
+    if setting.shows_frames:
+        error = video_error(_key(item, setting, doc), _decode(item, setting, doc))
+    record = scoring.error_record(item, setting.mode, error) if error else scoring.score_item(item, raw, setting.mode)
     if error:
         record["raw_output"] = raw
     return {"accuracy": record}
 
 
-def process_results_visual(doc, results):
-    return _process(doc, results, "visual")
-
-
-def process_results_text(doc, results):
-    return _process(doc, results, "text")
-
-
-def process_results_oracle(doc, results):
-    return _process(doc, results, "oracle")
+# The task YAMLs of earlier releases name one hook per mode; the mode now comes from the task itself.
+process_results_visual = process_results_text = process_results_oracle = process_results
 
 
 def aggregate_accuracy(records: list[dict]) -> float:

@@ -11,18 +11,45 @@ journal skips every journaled request. lmms-eval's own ``--use_cache`` hands a
 model all requests at once and records them only when it returns, so a run
 killed in the middle would start over.
 
+What is journaled with each response, so that a resumed run scores exactly as
+an uninterrupted one:
+
+* the video outcomes recorded while the response was produced (frames
+  decoded, or the video error: :mod:`medhorizon_tasks.video_status`); a
+  replayed response puts them back, because ``doc_to_visual`` is not called
+  for it;
+* the run's identity (inner model, every model argument, package version)
+  and the request's (task name and configuration, the document, prompt and
+  generation settings) are part of the key, so a journal written with other
+  ``model_args`` (another checkpoint or seed) is never reused.
+
 Each rank writes ``<journal>.rank<r>`` and reads every rank's file, so a run
 may resume with a different number of processes.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from lmms_eval.api.model import lmms
 from lmms_eval.models import get_model
+from loguru import logger
 
-from ...journal import Journal, request_key
+from ...journal import Journal, request_key, run_identity
+from ...video_status import OUTCOMES
+
+
+def _task_fingerprint(request) -> str:
+    """The configuration of the request's task that changes what the model is shown (frame setting,
+    generation kwargs, ...); the task object is the owner of the request's ``doc_to_visual``."""
+    args = request.args
+    task = getattr(args[2], "__self__", None) if len(args) > 2 else None
+    if task is None:
+        return ""
+    config = getattr(task, "config", None)
+    return json.dumps({"kwargs": getattr(task, "lmms_eval_specific_kwargs", None),
+                       "generation": getattr(config, "generation_kwargs", None)}, sort_keys=True, default=str)
 
 
 class ResumableModel(lmms):
@@ -34,6 +61,7 @@ class ResumableModel(lmms):
         self.inner_name = inner
         self.journal_path = Path(journal)
         self.chunk = max(1, int(chunk))
+        self.identity, self.identity_description = run_identity(inner, inner_kwargs, force_simple=bool(force_simple))
         self.inner = get_model(inner, bool(force_simple))(**inner_kwargs)
         self.is_simple = getattr(self.inner, "is_simple", True)
         self._journal: Journal | None = None
@@ -46,7 +74,11 @@ class ResumableModel(lmms):
         if self._journal is None:
             mine = self.journal_path.with_name(f"{self.journal_path.name}.rank{self.rank}")
             others = sorted(p for p in self.journal_path.parent.glob(f"{self.journal_path.name}.rank*") if p != mine)
-            self._journal = Journal(mine, read_also=others)
+            self._journal = Journal(mine, read_also=others, identity=self.identity)
+            if self._journal.foreign:
+                logger.warning(f"[medhorizon_resume] {self.journal_path}: {self._journal.foreign} journaled "
+                               f"response(s) were written by another model identity (model or model_args); they "
+                               f"are not reused. This run: {self.identity_description}")
         return self._journal
 
     def _sync_inner(self) -> None:
@@ -56,17 +88,33 @@ class ResumableModel(lmms):
         if hasattr(self, "accelerator") and not hasattr(self.inner, "accelerator"):
             self.inner.accelerator = self.accelerator
 
+    def _doc(self, request):
+        try:
+            return self.task_dict[request.task_name][request.args[5]][request.doc_id]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return None
+
+    def _key(self, method: str, r) -> str:
+        return request_key(self.identity, method, r.task_name, _task_fingerprint(r), r.doc_id, r.idx,
+                           self._doc(r), r.args[0], r.args[1] if len(r.args) > 1 else "")
+
     def _run(self, method: str, requests) -> list:
         self._sync_inner()
         journal = self._open_journal()
-        keys = [request_key(method, r.task_name, r.doc_id, r.idx, r.args[0], r.args[1] if len(r.args) > 1 else "")
-                for r in requests]
-        todo = [i for i, k in enumerate(keys) if k not in journal]
+        keys = [self._key(method, r) for r in requests]
+        todo = []
+        for i, k in enumerate(keys):
+            if k in journal:
+                OUTCOMES.restore(journal.record(k).get("video"))  # doc_to_visual is not called for it
+            else:
+                todo.append(i)
         for start in range(0, len(todo), self.chunk):
             batch = todo[start:start + self.chunk]
+            mark = OUTCOMES.mark()
             responses = getattr(self.inner, method)([requests[i] for i in batch])
+            video = OUTCOMES.since(mark)
             for i, resp in zip(batch, responses):
-                journal.add(keys[i], resp, task=requests[i].task_name, doc_id=requests[i].doc_id)
+                journal.add(keys[i], resp, task=requests[i].task_name, doc_id=requests[i].doc_id, video=video)
         return [journal.get(k) for k in keys]
 
     def generate_until(self, requests) -> list:

@@ -13,15 +13,14 @@ import json
 import os
 from pathlib import Path
 
-from ...benchmarks.medhorizon.protocol import video_file, video_index
 from ...benchmarks.sureon import scoring
 from ...benchmarks.sureon.items import load_items, parse_item
-from ...benchmarks.sureon.protocol import build_prompt, load_frames, plan_for
+from ...benchmarks.sureon.protocol import build_prompt, decode_frames, prepare, setting_key
 from ...errors import MedHorizonError, VideoError
-from .visuals import frames_or_error
+from ...video_status import outcome_key
+from .visuals import decoded_frames, task_kwargs, video_error
 
 DATA_ENV, VIDEO_ROOT_ENV = "SUREON_DATA", "SUREON_VIDEO_ROOT"
-_VIDEO_ERRORS: dict[str, str] = {}
 
 
 def _dataset(path: Path, root: Path):
@@ -61,38 +60,51 @@ def _item(doc):
     return item
 
 
+def _mode(kwargs) -> str:
+    return (kwargs or {}).get("mode", "visual")
+
+
+def _key(item, doc, mode: str) -> str:
+    return outcome_key("sureon", doc["video_root"], item.uid, setting_key(mode))
+
+
+def _decode(item, doc):
+    def decode():
+        video = prepare(item, doc["video_root"])
+        return video.plan, decode_frames(video, item.uid), video.duration_s
+    return decode
+
+
 def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
-    if (lmms_eval_specific_kwargs or {}).get("mode", "visual") != "visual":
+    if _mode(lmms_eval_specific_kwargs) != "visual":
         return []
     item = _item(doc)
-    return frames_or_error(lambda: load_frames(item, doc["video_root"])[1], _VIDEO_ERRORS, item.uid, "sureon")
+    return decoded_frames(_key(item, doc, "visual"), _decode(item, doc), "sureon")
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):
     item = _item(doc)
-    if (lmms_eval_specific_kwargs or {}).get("mode", "visual") != "visual":
+    if _mode(lmms_eval_specific_kwargs) != "visual":
         return build_prompt(item)
     try:
-        return build_prompt(item, plan_for(item, video_index(video_file(item, doc["video_root"]), item.uid)))
-    except (VideoError, ValueError):
+        return build_prompt(item, prepare(item, doc["video_root"]).plan)
+    except VideoError:
         return build_prompt(item)  # the item is reported as a video error
 
 
-def _process(doc, results, mode):
+def process_results(doc, results):
+    """The item's record in the task's mode (visual: a video error when its clip could not be decoded)."""
+    mode = _mode(task_kwargs())
     item = _item(doc)
     raw = results[0] if results else None
-    error = _VIDEO_ERRORS.get(item.uid) if mode == "visual" else None
+    error = video_error(_key(item, doc, mode), _decode(item, doc)) if mode == "visual" else None
     record = scoring.error_record(item, mode, error) if error else scoring.score_item(item, raw, mode)
     record["raw_output"] = raw
     return {"accuracy": record}
 
 
-def process_results_visual(doc, results):
-    return _process(doc, results, "visual")
-
-
-def process_results_blind(doc, results):
-    return _process(doc, results, "blind")
+# The task YAMLs of earlier releases name one hook per mode; the mode now comes from the task itself.
+process_results_visual = process_results_blind = process_results
 
 
 def aggregate_mu(records):

@@ -29,11 +29,11 @@ from ...benchmarks.surghi.frames import (
 )
 from ...benchmarks.surghi.scoring import Prediction, evaluate
 from ...errors import MedHorizonError, VideoError
-from .visuals import frames_or_error
+from ...video_status import outcome_key
+from .visuals import decoded_frames, task_kwargs, video_error
 
 DATA_ENV, HIERARCHY_ENV, VIDEO_ROOT_ENV = "SURGHI_DATA", "SURGHI_HIERARCHY", "SURGHI_VIDEO_ROOT"
 _HIERARCHIES: dict = {}    # dataset -> (Hierarchy, source), filled by process_docs
-_VIDEO_ERRORS: dict[str, str] = {}
 
 
 def _dataset(data: Path, hierarchy_file: Path | None, root: Path):
@@ -89,30 +89,41 @@ def _window(kwargs) -> dict:
             "fps": float(kw.get("window_fps", protocol.DEFAULT_FPS))}
 
 
+def _key(row: FrameRow, doc, window: dict) -> str:
+    return outcome_key("surghi", doc["video_root"], row.uid, protocol.setting_key(**window))
+
+
+def _decode(row: FrameRow, doc, window: dict):
+    def decode():
+        video = protocol.prepare(row, doc["video_root"], **window)
+        return video.plan, protocol.decode_frames(video, row.uid), video.duration_s
+    return decode
+
+
 def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
     row = _row(doc)
     window = _window(lmms_eval_specific_kwargs)
-    return frames_or_error(lambda: protocol.load_frames(row, doc["video_root"], **window)[1], _VIDEO_ERRORS,
-                           row.uid, "surghi")
+    return decoded_frames(_key(row, doc, window), _decode(row, doc, window), "surghi")
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):
     row = _row(doc)
     h = _hierarchy(row.dataset)
     try:
-        _, _, plan = protocol.window_plan(row, doc["video_root"], **_window(lmms_eval_specific_kwargs))
-    except (VideoError, ValueError):
+        video = protocol.prepare(row, doc["video_root"], **_window(lmms_eval_specific_kwargs))
+    except VideoError:
         return protocol.build_prompt(row, h)  # the frame is reported as a video error
-    return protocol.build_prompt(row, h, plan)
+    return protocol.build_prompt(row, h, video.plan)
 
 
 def process_results(doc, results):
     row = _row(doc)
+    window = _window(task_kwargs())
     raw = results[0] if results else None
     phase, step = protocol.predicted_labels(raw, _hierarchy(row.dataset))
     record = {"uid": row.uid, "dataset": row.dataset, "video": row.video, "frame": row.frame,
               "gt_phase": row.phase, "gt_step": row.step, "pred_phase": phase, "pred_step": step,
-              "raw_output": raw, "error": _VIDEO_ERRORS.get(row.uid)}
+              "raw_output": raw, "error": video_error(_key(row, doc, window), _decode(row, doc, window))}
     return {k: record for k in METRIC_NAMES}
 
 

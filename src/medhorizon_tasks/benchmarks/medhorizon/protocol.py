@@ -17,6 +17,7 @@ therefore sees exactly the planned frames whatever its own sampler would do.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from ...sampling import (
     plan_frames,
 )
 from ...video import VideoIndex, decode_plan, index_video
+from ...video_metadata import check_duration
 from .release import LETTERS, Item
 
 MODES = ("visual", "text", "oracle")
@@ -79,6 +81,10 @@ class FrameSetting:
             raise ValueError(f"strategy {self.strategy!r} needs a frame budget (frames=N)")
         Perturbation(self.order, seed=self.order_seed)  # validates kind and seed
 
+    def key(self) -> dict:
+        """Everything that decides which frames are decoded (the identity of a video outcome)."""
+        return {"benchmark": "medhorizon", **dataclasses.asdict(self)}
+
     @classmethod
     def from_kwargs(cls, kwargs: dict | None) -> "FrameSetting":
         kw = dict(kwargs or {})
@@ -95,7 +101,7 @@ class FrameSetting:
 
     def policy(self, item: Item, signal: ChangeSignal | None = None):
         if self.mode == "oracle":
-            return Oracle(item.evidence_windows, fps=self.fps, fallback_cap=self.cap)
+            return Oracle(evidence_seconds(item), fps=self.fps, fallback_cap=self.cap)
         if self.strategy == "frame_change":
             return FrameChange(self.frames, signal, fps=self.fps)
         if self.strategy == "hybrid":
@@ -111,6 +117,12 @@ class FrameSetting:
     @property
     def shows_frames(self) -> bool:
         return self.mode in ("visual", "oracle")
+
+
+def evidence_seconds(item: Item) -> tuple[tuple[float, float], ...]:
+    """The item's evidence windows, given in the data's frame numbering at the data's ``fps``, in seconds:
+    the oracle looks them up in the file by time (see :mod:`medhorizon_tasks.video_metadata`)."""
+    return tuple((a / item.fps, b / item.fps) for a, b in item.evidence_windows)
 
 
 def video_file(item: Item, video_root: str | os.PathLike) -> Path:
@@ -150,7 +162,7 @@ def video_change_signal(path: Path, uid: str | None = None) -> ChangeSignal:
 
 def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None,
              path: Path | None = None) -> FramePlan | None:
-    """The frame plan of an item; built on the real frame times when the video is indexed.
+    """The frame plan of an item; built on the file's real frame times when the video is indexed.
 
     Frame-change and hybrid strategies need the video itself (``path``) for
     their change signal.
@@ -166,30 +178,47 @@ def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None,
     return setting.perturbation.apply(plan_frames(meta, setting.policy(item, signal)))
 
 
+@dataclass(frozen=True)
+class PreparedVideo:
+    """An item's video, measured and checked against the data, and its frame plan."""
+
+    path: Path
+    index: VideoIndex
+    plan: FramePlan
+    duration_s: float  # the file's, within tolerance of the data's
+
+
+def prepare(item: Item, setting: FrameSetting, video_root: str | os.PathLike) -> PreparedVideo:
+    """Resolve, index and check an item's video, then plan its frames. VideoError (naming the item and
+    path) for a missing or unreadable file, or one that does not match the data
+    (:func:`~medhorizon_tasks.video_metadata.check_duration`)."""
+    path = video_file(item, video_root)
+    index = video_index(path, item.uid)
+    duration = check_duration(index, item.duration_s, path=path, uid=item.uid)
+    return PreparedVideo(path, index, plan_for(item, setting, index, path), duration)
+
+
 def frame_cache_from_env() -> FrameCache | None:
     """The frame cache when ``$MEDHORIZON_FRAME_CACHE`` names its folder (opt-in: it can grow large)."""
     return FrameCache() if os.environ.get(CACHE_ENV) else None
 
 
-def load_frames(item: Item, setting: FrameSetting, video_root: str | os.PathLike,
-                cache: FrameCache | None = None) -> tuple[FramePlan, np.ndarray]:
-    """Plan and decode an item's frames. Raises VideoError naming the item and path on any video problem.
-
-    With a frame cache (``cache``, else ``$MEDHORIZON_FRAME_CACHE``) a plan
-    decoded before, by any model or process, is read back instead of decoded.
-    """
-    path = video_file(item, video_root)
-    index = video_index(path, item.uid)
-    if index.num_frames < item.num_frames * 0.99:
-        raise VideoError(f"video is truncated: the data says {item.num_frames} frames, the file has "
-                         f"{index.num_frames}", path=str(path), uid=item.uid)
-    plan = plan_for(item, setting, index, path)
+def decode_frames(video: PreparedVideo, setting: FrameSetting, uid: str | None = None,
+                  cache: FrameCache | None = None) -> np.ndarray:
+    """The planned frames of a prepared video, through the frame cache when there is one
+    (``cache``, else ``$MEDHORIZON_FRAME_CACHE``): a plan decoded before, by any model or process, is
+    read back instead of decoded."""
     cache = cache if cache is not None else frame_cache_from_env()
     if cache is None:
-        frames = decode_plan(path, plan, max_side=setting.max_side, uid=item.uid, index=index)
-    else:
-        frames = cached_decode(path, plan, max_side=setting.max_side, uid=item.uid, index=index, cache=cache)
-    return plan, frames
+        return decode_plan(video.path, video.plan, max_side=setting.max_side, uid=uid, index=video.index)
+    return cached_decode(video.path, video.plan, max_side=setting.max_side, uid=uid, index=video.index, cache=cache)
+
+
+def load_frames(item: Item, setting: FrameSetting, video_root: str | os.PathLike,
+                cache: FrameCache | None = None) -> tuple[FramePlan, np.ndarray]:
+    """Plan and decode an item's frames. Raises VideoError naming the item and path on any video problem."""
+    video = prepare(item, setting, video_root)
+    return video.plan, decode_frames(video, setting, item.uid, cache)
 
 
 def _clock(seconds: float) -> str:
@@ -197,8 +226,10 @@ def _clock(seconds: float) -> str:
     return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
-def build_prompt(item: Item, plan: FramePlan | None = None) -> str:
+def build_prompt(item: Item, plan: FramePlan | None = None, duration_s: float | None = None) -> str:
     """The question prompt. Text mode (``plan=None``) gets the identical question, options and instruction.
+
+    ``duration_s``: the video file's measured duration (default: the data's).
 
     Frames in chronological order come with their timestamps. A plan whose
     order was perturbed (the RQ3 diagnostic) gets neither the timestamps nor
@@ -207,7 +238,8 @@ def build_prompt(item: Item, plan: FramePlan | None = None) -> str:
     """
     lines = []
     if plan is not None:
-        head = f"These are {len(plan)} frames from a {_clock(item.duration_s)} clinical video"
+        head = f"These are {len(plan)} frames from a {_clock(item.duration_s if duration_s is None else duration_s)} " \
+               "clinical video"
         if list(plan.indices) == sorted(plan.indices):
             stamps = ", ".join(f"{t:.1f}" for t in plan.timestamps)
             lines.append(f"{head}, in chronological order, sampled over the whole video. "

@@ -82,6 +82,9 @@ def read_predictions(path: str | os.PathLike, known_uids) -> dict[str, dict]:
             problems.append(f"line {line}: field 'uid': {uid!r} is predicted more than once")
         else:
             out[uid] = value
+    if not out and not problems:
+        problems.append("no predictions: the file has no prediction line (an empty or blank file is not an "
+                        "evaluation of any item)")
     if problems:
         raise DataError(problems, source=str(path))
     return out

@@ -13,25 +13,47 @@ import os
 
 import numpy as np
 
+from ...errors import VideoError
 from ...sampling import Clip, FramePlan, plan_frames
 from ...video import decode_plan
-from ..medhorizon.protocol import DEFAULT_MAX_SIDE, video_file, video_index
+from ...video_metadata import check_time_inside
+from ..medhorizon.protocol import DEFAULT_MAX_SIDE, PreparedVideo, video_file, video_index
 from .items import LETTERS, SureonItem
 
 MODES = ("visual", "blind")
+
+
+def setting_key(mode: str = "visual", max_side: int | None = DEFAULT_MAX_SIDE) -> dict:
+    """Everything that decides which frames are decoded (the identity of a video outcome)."""
+    return {"benchmark": "sureon", "mode": mode, "max_side": max_side, "clip": "min4-max8-fps1"}
 
 
 def plan_for(item: SureonItem, index) -> FramePlan:
     return plan_frames(index.meta(), Clip(item.start_s, item.end_s))
 
 
-def load_frames(item: SureonItem, video_root: str | os.PathLike,
-                max_side: int | None = DEFAULT_MAX_SIDE) -> tuple[FramePlan, np.ndarray]:
-    """The clip's frames; VideoError (naming item and path) for a missing, unreadable or truncated video."""
+def prepare(item: SureonItem, video_root: str | os.PathLike) -> PreparedVideo:
+    """Resolve and index the item's video, check the clip lies inside the file, plan its frames;
+    VideoError naming the item and path otherwise."""
     path = video_file(item, video_root)
     index = video_index(path, item.uid)
-    plan = plan_for(item, index)
-    return plan, decode_plan(path, plan, max_side=max_side, uid=item.uid, index=index)
+    duration = check_time_inside(index, item.end_s, "the clip's end_s", path=path, uid=item.uid)
+    try:
+        plan = plan_for(item, index)
+    except ValueError as exc:  # a clip that holds no frame of the file
+        raise VideoError(str(exc), path=str(path), uid=item.uid) from None
+    return PreparedVideo(path, index, plan, duration)
+
+
+def decode_frames(video: PreparedVideo, uid: str, max_side: int | None = DEFAULT_MAX_SIDE) -> np.ndarray:
+    return decode_plan(video.path, video.plan, max_side=max_side, uid=uid, index=video.index)
+
+
+def load_frames(item: SureonItem, video_root: str | os.PathLike,
+                max_side: int | None = DEFAULT_MAX_SIDE) -> tuple[FramePlan, np.ndarray]:
+    """The clip's frames; VideoError (naming item and path) for a missing, unreadable or mismatched video."""
+    video = prepare(item, video_root)
+    return video.plan, decode_frames(video, item.uid, max_side)
 
 
 def _instruction(item: SureonItem) -> list[str]:

@@ -256,6 +256,19 @@ def _sm_summary(records: list[dict]) -> dict:
             "invalid": sum(1 for r in sm if r.get("status") == "invalid")}
 
 
+def _status_counts(records) -> dict:
+    counts = {"invalid": 0, "missing": 0, "errors": 0}
+    for r in records:
+        status = r.get("status")
+        if status == "missing":
+            counts["missing"] += 1
+        elif status == "error":
+            counts["errors"] += 1
+        elif status not in ("ok", "not_judged"):
+            counts["invalid"] += 1
+    return counts
+
+
 def report(records: list[dict], *, blind_records: list[dict] | None = None, n_resamples: int = 10_000,
            seed: int = 0) -> dict:
     """The Sureon report (accuracies 0..1).
@@ -270,12 +283,20 @@ def report(records: list[dict], *, blind_records: list[dict] | None = None, n_re
     everywhere). ``mg`` (only with ``blind_records``): MG = S_v - S_wv over
     the accuracy-scored items, which both runs must share, {"overall",
     "by_category"}.
+
+    What did not count as an answer is never silent: every summary also has
+    ``invalid`` (no extractable answer), ``missing`` (no prediction) and
+    ``errors`` (the video could not be read); ``video_errors`` lists each
+    video error ``{"uid", "error"}`` and ``missing`` each uid without a
+    prediction (SM items included), ``blind_missing`` likewise for the blind run.
     """
     acc = _accuracy_records(records, "visual")
     correct = {uid: r["correct"] for uid, r in acc.items()}
 
     def summary(uids) -> dict:
-        return accuracy_summary({u: correct[u] for u in uids}, n_resamples=n_resamples, seed=seed)
+        out = accuracy_summary({u: correct[u] for u in uids}, n_resamples=n_resamples, seed=seed)
+        out.update(_status_counts(acc[u] for u in uids))
+        return out
 
     by_cat: dict[str, list[str]] = defaultdict(list)
     for uid, r in acc.items():
@@ -287,8 +308,13 @@ def report(records: list[dict], *, blind_records: list[dict] | None = None, n_re
         "reasoning": summary([u for u, r in acc.items() if _GROUP_OF[r["category"]] == "reasoning"]),
         "by_category": {c: summary(by_cat[c]) for c in CATEGORY_CODES if c in by_cat},
         "sm": _sm_summary(records),
+        "video_errors": [{"uid": str(r["uid"]), "error": r.get("error")} for r in records
+                         if isinstance(r, dict) and r.get("status") == "error"],
+        "missing": [str(r["uid"]) for r in records if isinstance(r, dict) and r.get("status") == "missing"],
     }
     if blind_records is not None:
+        out["blind_missing"] = [str(r["uid"]) for r in blind_records
+                                if isinstance(r, dict) and r.get("status") == "missing"]
         blind = _accuracy_records(blind_records, "blind")
         mg = multimodal_gain(correct, {uid: r["correct"] for uid, r in blind.items()},
                              groups={uid: r["category"] for uid, r in acc.items()})
@@ -348,7 +374,28 @@ def format_report(rep: dict) -> str:
         lines.append("SM  Sequence Summarization: no items")
     if mg:
         lines.append("MG = S_v - S_wv in points (visual minus blind accuracy on the same items)")
+    mu = rep["mu"]
+    counted = [f"{mu[k]} {k}" for k in ("invalid", "missing", "errors") if mu.get(k)]
+    if counted:
+        lines.append("counted wrong in mu: " + ", ".join(counted))
+    lines.extend(_listing("video errors", [_named(e["uid"], e["error"]) for e in rep.get("video_errors", [])]))
+    lines.extend(_listing("no prediction (scored wrong)", [f"item {u}" for u in rep.get("missing", [])]))
+    lines.extend(_listing("no blind prediction (scored wrong)", [f"item {u}" for u in rep.get("blind_missing", [])]))
     return "\n".join(lines)
+
+
+def _named(uid, error) -> str:
+    """``item <uid>: <error>``, without doubling a prefix the error text already has."""
+    text = str(error)
+    return text if text.startswith(f"item {uid}:") else f"item {uid}: {text}"
+
+
+def _listing(title: str, entries: list[str], limit: int = 20) -> list[str]:
+    if not entries:
+        return []
+    shown = [f"  {e}" for e in entries[:limit]]
+    more = [f"  ... and {len(entries) - limit} more"] if len(entries) > limit else []
+    return [f"{title} ({len(entries)}):", *shown, *more]
 
 
 def dumps_report(rep: dict) -> str:

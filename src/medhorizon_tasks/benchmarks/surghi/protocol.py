@@ -21,10 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import VideoError
 from ...paths import resolve_video_path
 from ...sampling import FramePlan, Window, plan_frames
 from ...video import decode_plan
-from ..medhorizon.protocol import DEFAULT_MAX_SIDE, video_index
+from ...video_metadata import check_time_inside
+from ..medhorizon.protocol import DEFAULT_MAX_SIDE, PreparedVideo, video_index
 from .frames import FrameRow
 from .hierarchy import Hierarchy, normalize
 
@@ -32,24 +34,48 @@ DEFAULT_HALF_WIDTH_S = 4.0
 DEFAULT_FPS = 1.0
 
 
+def setting_key(*, half_width_s: float = DEFAULT_HALF_WIDTH_S, fps: float = DEFAULT_FPS,
+                max_side: int | None = DEFAULT_MAX_SIDE) -> dict:
+    """Everything that decides which frames are decoded (the identity of a video outcome)."""
+    return {"benchmark": "surghi", "half_width_s": float(half_width_s), "fps": float(fps), "max_side": max_side}
+
+
 def plan_for(row: FrameRow, index, *, half_width_s: float = DEFAULT_HALF_WIDTH_S,
              fps: float = DEFAULT_FPS) -> FramePlan:
     return plan_frames(index.meta(), Window(float(row.timestamp_s or 0.0), half_width_s, fps))
 
 
-def window_plan(row: FrameRow, video_root: str | os.PathLike, *, half_width_s: float = DEFAULT_HALF_WIDTH_S,
-                fps: float = DEFAULT_FPS):
-    """``(path, index, plan)`` of the row's window (the video's index is cached per process)."""
+def prepare(row: FrameRow, video_root: str | os.PathLike, *, half_width_s: float = DEFAULT_HALF_WIDTH_S,
+            fps: float = DEFAULT_FPS) -> PreparedVideo:
+    """The row's video (index cached per process), checked to contain the row's timestamp, and the window
+    plan; VideoError naming the row and path otherwise."""
     path = resolve_video_path(video_root, row.video_path or "", uid=row.uid)
     index = video_index(path, row.uid)
-    return path, index, plan_for(row, index, half_width_s=half_width_s, fps=fps)
+    duration = check_time_inside(index, float(row.timestamp_s or 0.0), "the frame's timestamp_s", path=path,
+                                 uid=row.uid)
+    try:
+        plan = plan_for(row, index, half_width_s=half_width_s, fps=fps)
+    except ValueError as exc:
+        raise VideoError(str(exc), path=str(path), uid=row.uid) from None
+    return PreparedVideo(path, index, plan, duration)
+
+
+def window_plan(row: FrameRow, video_root: str | os.PathLike, *, half_width_s: float = DEFAULT_HALF_WIDTH_S,
+                fps: float = DEFAULT_FPS):
+    """``(path, index, plan)`` of the row's window (see :func:`prepare`)."""
+    video = prepare(row, video_root, half_width_s=half_width_s, fps=fps)
+    return video.path, video.index, video.plan
+
+
+def decode_frames(video: PreparedVideo, uid: str, max_side: int | None = DEFAULT_MAX_SIDE) -> np.ndarray:
+    return decode_plan(video.path, video.plan, max_side=max_side, uid=uid, index=video.index)
 
 
 def load_frames(row: FrameRow, video_root: str | os.PathLike, *, half_width_s: float = DEFAULT_HALF_WIDTH_S,
                 fps: float = DEFAULT_FPS, max_side: int | None = DEFAULT_MAX_SIDE) -> tuple[FramePlan, np.ndarray]:
     """The window's frames; VideoError (naming the row and path) when the video is missing or unreadable."""
-    path, index, plan = window_plan(row, video_root, half_width_s=half_width_s, fps=fps)
-    return plan, decode_plan(path, plan, max_side=max_side, uid=row.uid, index=index)
+    video = prepare(row, video_root, half_width_s=half_width_s, fps=fps)
+    return video.plan, decode_frames(video, row.uid, max_side)
 
 
 def build_prompt(row: FrameRow, hierarchy: Hierarchy, plan: FramePlan | None = None) -> str:

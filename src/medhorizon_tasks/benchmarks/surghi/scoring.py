@@ -6,10 +6,14 @@ CSV, see :mod:`.frames`) or as an lmms-eval ``--log_samples`` file of the ``surg
 function the task's ``process_results`` uses).
 
 Every annotated frame is scored.  A frame without a prediction is *missing*: both its
-labels are invalid (wrong everywhere) and it is counted in ``n_missing``.  A prediction for
-a frame that is not annotated is *extra*: it is ignored and counted in ``n_extra``.  Labels
-outside the hierarchy are invalid and counted in ``n_invalid`` (phase and step separately,
-missing frames included).
+labels are invalid (wrong everywhere) and it is counted in ``n_missing``.  A frame whose
+video could not be read (a prediction carrying ``error``) is scored the same way, whatever
+labels came with it, and counted in ``n_errors``, as in the other two benchmarks.  A
+prediction for a frame that is not annotated is *extra*: it is ignored and counted in
+``n_extra`` -- also when its dataset is not in the annotations at all (``unknown_datasets``
+in the report, with the annotated dataset it probably meant, e.g. a name that differs only
+in case).  Labels outside the hierarchy are invalid and counted in ``n_invalid`` (phase and
+step separately, missing and error frames included).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class SurghiResult:
     per_video: dict[str, dict[str, dict]]  # dataset -> video -> video_metrics(...)
     hierarchies: dict[str, tuple[Hierarchy, str]]
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # dataset -> n_missing / n_extra / n_errors
+    unknown_datasets: dict[str, int] = field(default_factory=dict)  # predicted dataset not annotated -> n
 
     def datasets(self) -> dict[str, dict]:
         out = {}
@@ -63,9 +68,21 @@ class SurghiResult:
         ov = overall(datasets)
         for k in ("n_missing", "n_extra", "n_errors"):
             ov[k] = int(sum(d.get(k, 0) for d in datasets.values()))
+        ov["n_extra"] += sum(self.unknown_datasets.values())
         hier = {ds: {"source": src, "phases": len(h.phases), "steps": len(h.steps),
                      "tree_likeness": h.tree_likeness()} for ds, (h, src) in self.hierarchies.items()}
-        return {"benchmark": BENCHMARK, "datasets": datasets, "overall": ov, "hierarchies": hier}
+        unknown = {name: {"n_extra": n, "did_you_mean": _closest(name, list(self.per_video))}
+                   for name, n in sorted(self.unknown_datasets.items())}
+        return {"benchmark": BENCHMARK, "datasets": datasets, "overall": ov, "hierarchies": hier,
+                "unknown_datasets": unknown}
+
+
+def _closest(name: str, known: list[str]) -> str | None:
+    """The annotated dataset a prediction's dataset name probably meant (same letters and digits, any case)."""
+    def fold(s: str) -> str:
+        return "".join(ch for ch in s.casefold() if ch.isalnum())
+    hits = [k for k in known if fold(k) == fold(name)]
+    return hits[0] if len(hits) == 1 else None
 
 
 def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
@@ -92,20 +109,26 @@ def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
                 if p is None:
                     c["n_missing"] += 1
                 elif p.error:
-                    c["n_errors"] += 1
-                pp.append(p.phase if p is not None else None)
-                ps.append(p.step if p is not None else None)
+                    c["n_errors"] += 1  # the model saw no frames: its labels are not an answer
+                scored = p is not None and not p.error
+                pp.append(p.phase if scored else None)
+                ps.append(p.step if scored else None)
             try:
                 per_video.setdefault(ds, {})[vid] = video_metrics(
                     [r.phase for r in rows], [r.step for r in rows], pp, ps, h, video=f"{ds}/{vid}")
             except DataError as exc:
                 problems.extend(exc.problems)
+    unknown: dict[str, int] = {}
     for key in predictions:
-        if key not in annotated and key[0] in counts:
+        if key in annotated:
+            continue
+        if key[0] in counts:
             counts[key[0]]["n_extra"] += 1
+        else:
+            unknown[key[0]] = unknown.get(key[0], 0) + 1
     if problems:
         raise DataError(problems, source="surghi annotations")
-    return SurghiResult(per_video, dict(hierarchies), counts)
+    return SurghiResult(per_video, dict(hierarchies), counts, unknown)
 
 
 # ------------------------------------------------------------------ prediction files
@@ -178,6 +201,9 @@ def format_report(rep: dict) -> str:
         notes = [f"{r[k]} {k[2:]}" for k in ("n_invalid", "n_missing", "n_extra", "n_errors") if r.get(k)]
         if notes and n != "Overall":
             lines.append(f"{n}: " + ", ".join(notes))
+    for name, u in rep.get("unknown_datasets", {}).items():
+        hint = f"; did you mean {u['did_you_mean']!r}?" if u.get("did_you_mean") else ""
+        lines.append(f"{u['n_extra']} prediction(s) for dataset {name!r}, not in the annotations: ignored{hint}")
     for ds, h in rep.get("hierarchies", {}).items():
         lines.append(f"hierarchy {ds}: {h['source']}, {h['phases']} phases, {h['steps']} steps, "
                      f"tree-likeness {_pct(h['tree_likeness'])}%")

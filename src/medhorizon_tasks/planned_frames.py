@@ -1,0 +1,54 @@
+"""The frames a task hands a model: a plain list of PIL images that also knows when each was taken.
+
+Every lmms-eval "simple" model takes a list of images, so that is what a task
+returns. Models that take native video (Qwen2.5-VL's ``second_per_grid_ts``,
+Qwen3-VL's ``<t seconds>`` labels, InternVL's "FrameN:" prefixes, VideoLLaMA3's
+timestamps) need each frame's real time as well; it travels with the list
+(``timestamps``) and with each image (``image.info["timestamp_s"]``), so no
+adapter has to parse the prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+__all__ = ["PlannedFrames", "TIMESTAMP_KEY"]
+
+TIMESTAMP_KEY = "timestamp_s"
+
+
+class PlannedFrames(list):
+    """``list`` of PIL images, in the order the model sees them, plus:
+
+    * ``timestamps``: each frame's time in seconds on the video's own timeline;
+    * ``policy``: the frame plan's policy text (e.g. ``fps_cap(fps=1,cap=64)``);
+    * ``duration_s``: the video file's duration;
+    * ``chronological``: False when the order was perturbed on purpose (the
+      frame-order diagnostic), in which case adapters must not reveal times;
+    * ``error``: the video error when the frames could not be decoded (the
+      list is then empty).
+    """
+
+    def __init__(self, images: Iterable = (), *, timestamps: Sequence[float] = (), policy: str = "",
+                 duration_s: float | None = None, chronological: bool = True, error: str | None = None):
+        super().__init__(images)
+        self.timestamps = tuple(float(t) for t in timestamps)
+        if len(self.timestamps) != len(self):
+            raise ValueError(f"{len(self)} frames but {len(self.timestamps)} timestamps")
+        self.policy = policy
+        self.duration_s = duration_s
+        self.chronological = chronological
+        self.error = error
+        for image, t in zip(self, self.timestamps):
+            info = getattr(image, "info", None)
+            if isinstance(info, dict):
+                info[TIMESTAMP_KEY] = t
+
+    def __reduce_ex__(self, protocol):
+        # keep the attributes when lmms-eval or a model copies / pickles the visuals
+        return (_rebuild, (list(self), self.timestamps, self.policy, self.duration_s, self.chronological, self.error))
+
+
+def _rebuild(images, timestamps, policy, duration_s, chronological, error) -> PlannedFrames:
+    return PlannedFrames(images, timestamps=timestamps, policy=policy, duration_s=duration_s,
+                         chronological=chronological, error=error)
