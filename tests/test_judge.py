@@ -100,6 +100,9 @@ class FakeJudgeServer:
                 with outer._lock:
                     outer.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
                     action = outer.script.pop(0) if outer.script else verdict_reply
+                if isinstance(action, RawResponse):
+                    action.write(self.wfile)
+                    return
                 if self.path != "/v1/chat/completions":
                     code, headers, payload = 404, {}, {"error": {"message": f"no route {self.path}"}}
                 else:
@@ -362,7 +365,8 @@ def test_cache_hits_make_no_request_and_survive_reopening(server, tmp_path):
     first = ask(j, GOOD)
     assert first.correct is True and not first.cached and server.calls == 1
     again = ask(j, GOOD, uid="another-uid")  # the key is the texts, not the uid
-    assert again == J.Verdict(True, first.reason, first.raw, cached=True) and server.calls == 1
+    # the cache keeps the parsed verdict only, not the judge's raw reply
+    assert again == J.Verdict(True, first.reason, "", cached=True) and server.calls == 1
 
     reopened = make(server, cache_path=path)
     assert ask(reopened, GOOD).cached is True and server.calls == 1
@@ -439,3 +443,181 @@ def test_judge_many(server, tmp_path):
     assert server.calls == 3
     with pytest.raises(DataError, match="sm-9.*reference"):
         J.judge_many([{"uid": "sm-9", "question": "q", "answer": "a"}], j, progress=False)
+
+
+# ---------------------------------------------------------------------------
+# Deadline and response size
+
+
+class RawResponse:
+    """A script action that writes the whole HTTP response itself: ``head`` at once, then ``slow`` one
+    byte every ``pause`` seconds, then ``tail``; ``sent`` counts the bytes of ``slow`` that got out."""
+
+    def __init__(self, head: bytes, slow: bytes = b"", tail: bytes = b"", pause: float = 0.01):
+        self.head, self.slow, self.tail, self.pause = head, slow, tail, pause
+        self.sent = 0
+        self.done = threading.Event()  # set when the server stopped writing, finished or cut off
+
+    def __call__(self, body):
+        return self
+
+    def write(self, wfile):
+        try:
+            wfile.write(self.head)
+            for i in range(len(self.slow)):
+                wfile.write(self.slow[i:i + 1])
+                self.sent += 1
+                time.sleep(self.pause)
+            wfile.write(self.tail)
+        except OSError:
+            pass  # the client hung up
+        finally:
+            self.done.set()
+
+
+class Flood(RawResponse):
+    """A close-delimited 200 reply of ``total`` bytes (a valid verdict padded with spaces), written in blocks."""
+
+    def __init__(self, total: int):
+        super().__init__(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n")
+        self.json = json.dumps(completion('{"verdict": "correct", "reason": "ok"}')).encode()
+        self.total = total
+
+    def write(self, wfile):
+        block = b" " * 65536
+        try:
+            wfile.write(self.head)
+            wfile.write(self.json)
+            self.sent = len(self.json)
+            while self.sent < self.total:
+                wfile.write(block)
+                self.sent += len(block)
+        except OSError:
+            pass
+        finally:
+            self.done.set()
+
+
+def verdict_body(pad: int = 0) -> bytes:
+    return json.dumps(completion('{"verdict": "correct", "reason": "ok"}')).encode() + b" " * pad
+
+
+def test_deadline_covers_a_trickled_body(server):
+    # a server that sends one byte every 10 ms never lets a per-read timeout expire
+    slow = b" " * 1000
+    body = verdict_body()
+    head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body) + len(slow)}\r\n"
+            f"Connection: close\r\n\r\n").encode() + body
+    trickle = RawResponse(head, slow)
+    server.script = [trickle]
+    with pytest.raises(MedHorizonError, match=r"sm-5.*1 attempt.*0\.5 s deadline"):
+        ask(make(server, timeout_s=0.5, max_retries=0), GOOD, uid="sm-5")
+    assert trickle.done.wait(30)
+    assert trickle.sent < len(slow) // 2  # cut off while the server was still trickling
+    assert server.calls == 1
+
+
+def test_deadline_covers_trickled_headers(server):
+    body = verdict_body()
+    trickle = RawResponse(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Pad: ", b"a" * 1000,
+                          f"\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+    server.script = [trickle]
+    with pytest.raises(MedHorizonError, match=r"0\.5 s deadline"):
+        ask(make(server, timeout_s=0.5, max_retries=0), GOOD)
+    assert trickle.done.wait(30)
+    assert trickle.sent < 500
+
+
+def test_deadline_uses_the_judge_clock(server):
+    # an injected clock that advances 1 s per reading: a reply read in several pieces runs past 2.5 s
+    ticks = iter(range(10**6))
+    body = verdict_body(pad=300_000)
+    head = (f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            f"Connection: close\r\n\r\n").encode()
+    server.script = [RawResponse(head + body)]
+    j = make(server, timeout_s=2.5, max_retries=0)
+    j._clock = lambda: float(next(ticks))
+    with pytest.raises(MedHorizonError, match=r"2\.5 s deadline"):
+        ask(j, GOOD)
+    # the same reply with a clock that stands still is fine
+    server.script = [RawResponse(head + body)]
+    j._clock = lambda: 0.0
+    assert ask(j, GOOD).correct is True
+
+
+def test_oversized_reply_is_refused_not_retried_not_cached(server, tmp_path):
+    flood = Flood(48 * 2**20)
+    server.script = [flood]
+    j = make(server, cache_path=tmp_path / "c.jsonl", max_response_bytes=65536, max_retries=3)
+    with pytest.raises(MedHorizonError) as err:
+        ask(j, GOOD, uid="sm-big")
+    msg = str(err.value)
+    assert "sm-big" in msg and server.url in msg and "max_response_bytes" in msg and "65536" in msg
+    assert server.calls == 1  # not retried
+    assert flood.done.wait(30)
+    assert flood.sent < flood.total // 2  # the client stopped reading and hung up
+    cache = tmp_path / "c.jsonl"
+    assert not cache.exists() or cache.read_text() == ""
+
+
+def test_declared_oversized_reply_is_refused(server):
+    big = verdict_body(pad=2 * 2**20)  # 2 MiB, over the 1 MiB default
+    server.script = [RawResponse(f"HTTP/1.1 200 OK\r\nContent-Length: {len(big)}\r\n\r\n".encode() + big)]
+    assert J.JudgeConfig(base_url=server.url, model="m").max_response_bytes == 2**20
+    with pytest.raises(MedHorizonError, match=r"sm-1.*max_response_bytes=1048576"):
+        ask(make(server), GOOD)
+    assert server.calls == 1
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_reply_size_limit_is_inclusive(server, declared):
+    body = verdict_body(pad=100)
+
+    def response():
+        length = f"Content-Length: {len(body)}\r\n" if declared else ""
+        return RawResponse(f"HTTP/1.0 200 OK\r\n{length}\r\n".encode() + body)
+
+    server.script = [response()]
+    assert ask(make(server, max_response_bytes=len(body)), GOOD).correct is True
+    server.script = [response()]
+    with pytest.raises(MedHorizonError, match=f"max_response_bytes={len(body) - 1}"):
+        ask(make(server, max_response_bytes=len(body) - 1), GOOD)
+
+
+def test_cache_keeps_only_the_parsed_verdict(server, tmp_path):
+    long_reason = "step missing " * 1000
+    content = "preamble " * 5000 + json.dumps({"verdict": "incorrect", "reason": long_reason})
+    server.script = [reply(content)]
+    path = tmp_path / "c.jsonl"
+    fresh = ask(make(server, cache_path=path), MISSING)
+    assert fresh.correct is False and fresh.raw == content
+    assert len(fresh.reason) <= J.MAX_REASON_CHARS and fresh.reason.startswith("step missing")
+    (line,) = path.read_text().splitlines()
+    assert set(json.loads(line)["response"]) == {"correct", "reason"}
+    assert len(line) < 2 * J.MAX_REASON_CHARS
+    cached = ask(make(server, cache_path=path), MISSING)
+    assert cached == J.Verdict(False, fresh.reason, "", cached=True) and server.calls == 1
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, "1"])
+def test_config_rejects_bad_max_response_bytes(value):
+    with pytest.raises(MedHorizonError, match="max_response_bytes"):
+        J.JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", max_response_bytes=value)
+
+
+def test_truncated_reply_is_retried(server):
+    body = verdict_body()
+    cut = RawResponse(f"HTTP/1.1 200 OK\r\nContent-Length: {len(body) + 50}\r\n\r\n".encode() + body)
+    server.script = [cut]
+    assert ask(make(server), GOOD).correct is True and server.calls == 2
+
+
+def test_chunked_reply_is_read_and_capped(server):
+    body = verdict_body(pad=5000)
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 1000]), body[i:i + 1000]) for i in range(0, len(body), 1000))
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    server.script = [RawResponse(head + chunks + b"0\r\n\r\n")]
+    assert ask(make(server, max_response_bytes=len(body)), GOOD).correct is True
+    server.script = [RawResponse(head + chunks + b"0\r\n\r\n")]
+    with pytest.raises(MedHorizonError, match="max_response_bytes"):
+        ask(make(server, max_response_bytes=len(body) - 1), GOOD)

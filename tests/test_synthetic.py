@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -73,7 +72,8 @@ def _long(records):
 # --------------------------------------------------------------------------- build
 
 
-def test_build_time_and_size(built, capsys):
+def test_build_size_and_manifest(built, capsys):
+    # the build time is printed, not asserted: it depends on the machine's load, not on this code
     bench, seconds = built
     manifest = json.loads(bench.manifest_path.read_text())
     size = sum(p.stat().st_size for p in bench.root.rglob("*") if p.is_file())
@@ -82,7 +82,6 @@ def test_build_time_and_size(built, capsys):
             f"\n[synthetic] build {seconds:.1f}s, {size / 1e6:.1f} MB, codec {manifest['codec']}, "
             f"{manifest['num_frames']} frames"
         )
-    assert seconds < 60
     assert size < 40e6
     assert (
         manifest["generator_version"] == S.GENERATOR_VERSION and manifest["seed"] == 0
@@ -100,12 +99,15 @@ def test_jsonl_deterministic(built):
     assert a != S.jsonl_bytes(S.plan_synthetic(1))
 
 
-def test_cache_hit_is_fast_and_rewrites_nothing(built):
+def test_cache_hit_builds_and_rewrites_nothing(built, monkeypatch):
     bench, _ = built
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a valid build was rebuilt")
+
+    monkeypatch.setattr(S, "_build_into", no_build)
     before = {p: p.stat().st_mtime_ns for p in bench.root.rglob("*")}
-    t0 = time.perf_counter()
     again = S.build_synthetic(bench.root, seed=0, progress=False)
-    assert time.perf_counter() - t0 < 1.0
     assert again == bench
     assert {p: p.stat().st_mtime_ns for p in bench.root.rglob("*")} == before
 
@@ -429,3 +431,153 @@ def test_order_items(records):
         assert c1 == [q["synthetic_tag"], LETTERS.index(q["answer"])]
         assert c2[0] == q["synthetic_tag"] and c2[1] != c1[1]
         assert q["task_id"] == "RSR"
+
+
+# --------------------------------------------------------------------------- only the builder's own files are replaced
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
+
+
+def _rebuild_kwargs(change, monkeypatch):
+    if change == "seed":
+        return {"seed": 1, "progress": False}
+    if change == "generator_version":
+        monkeypatch.setattr(S, "GENERATOR_VERSION", S.GENERATOR_VERSION + 1)
+        return {"seed": 0, "progress": False}
+    return {"seed": 0, "force": True, "progress": False}
+
+
+@pytest.fixture
+def user_files():
+    """Files a user keeps beside a build: at the top of its folder, in a folder of theirs, in a nested sample."""
+    return {"notes.txt": b"my notes", "results/run1.json": b"{}", "sureon_v1/manifest.json": b'{"seed": 0}',
+            "sureon_v1.lock": b""}
+
+
+@pytest.mark.parametrize("change", ["seed", "generator_version", "force"])
+def test_rebuild_keeps_files_beside_the_build(tmp_path, tiny_layout, monkeypatch, user_files, change):
+    root = tmp_path / "b"
+    S.build_synthetic(root, seed=0, progress=False)
+    for rel, data in user_files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    mtimes = {rel: (root / rel).stat().st_mtime_ns for rel in user_files}
+    kw = _rebuild_kwargs(change, monkeypatch)
+    S.build_synthetic(root, **kw)
+    assert len(tiny_layout) == 2 and S._is_valid(root, kw["seed"])
+    assert {rel: (root / rel).read_bytes() for rel in user_files} == user_files
+    assert {rel: (root / rel).stat().st_mtime_ns for rel in user_files} == mtimes
+    files = json.loads((root / "manifest.json").read_text())["files"]
+    assert sorted(k for k, v in _tree(root).items() if v is not None) == sorted([*files, *user_files])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "b.lock"]  # no temporary or old folder left
+
+
+@pytest.mark.parametrize("change", ["seed", "generator_version", "force"])
+def test_rebuild_refuses_when_a_file_sits_inside_the_build(tmp_path, tiny_layout, monkeypatch, change):
+    root = tmp_path / "b"
+    S.build_synthetic(root, seed=0, progress=False)
+    (root / "videos" / "mine.mp4").write_bytes(b"my video")
+    (root / "videos" / "tmvp" / "cut.mp4").write_bytes(b"my cut")
+    (root / "notes.txt").write_text("beside: no obstacle")
+    before = _tree(root)
+    with pytest.raises(DataError, match="refusing to replace") as err:
+        S.build_synthetic(root, **_rebuild_kwargs(change, monkeypatch))
+    # named: exactly the two files in the way, not the build's own files nor notes.txt beside it
+    assert str(err.value).split("did not write: ")[1].split(";")[0] == "videos/mine.mp4, videos/tmvp/cut.mp4"
+    assert _tree(root) == before  # nothing removed or rewritten, the old build included
+    assert tiny_layout == [0]  # refused before building
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "b.lock"]
+    # once the files are moved out, the rebuild goes ahead
+    (root / "videos" / "mine.mp4").unlink()
+    (root / "videos" / "tmvp" / "cut.mp4").unlink()
+    S.build_synthetic(root, seed=1, progress=False)
+    assert S._is_valid(root, 1) and (root / "notes.txt").read_text() == "beside: no obstacle"
+
+
+def test_real_nested_sample_survives_a_forced_rebuild(tmp_path, tiny_layout, monkeypatch):
+    from medhorizon_tasks.data import synthetic_sureon as SS
+
+    real_plan = SS.plan_sample
+    monkeypatch.setattr(SS, "plan_sample", lambda seed=0: real_plan(seed)[:2])
+    root = tmp_path / "b"
+    S.build_synthetic(root, seed=0, progress=False)
+    SS.build_sureon_sample(root / "sureon_v1")
+    sample = _tree(root / "sureon_v1")
+    S.build_synthetic(root, seed=0, force=True, progress=False)
+    assert tiny_layout == [0, 0]
+    assert _tree(root / "sureon_v1") == sample and SS._is_valid(root / "sureon_v1", 0)
+
+
+def test_valid_build_with_user_files_is_reused_untouched(tmp_path, tiny_layout):
+    root = tmp_path / "b"
+    S.build_synthetic(root, seed=0, progress=False)
+    (root / "videos" / "mine.mp4").write_bytes(b"my video")
+    (root / "notes.txt").write_text("mine")
+    before = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
+    S.build_synthetic(root, seed=0, progress=False)
+    assert tiny_layout == [0]
+    assert {p: p.stat().st_mtime_ns for p in root.rglob("*")} == before
+
+
+def test_files_added_during_a_rebuild_are_kept(tmp_path, tiny_layout, monkeypatch):
+    root = tmp_path / "b"
+    S.build_synthetic(root, seed=0, progress=False)
+    old = _tree(root)
+    real = S._build_into
+    late = {}
+
+    def user_writes_meanwhile(tmp, seed, progress):
+        for rel, data in late.items():
+            (root / rel).write_bytes(data)
+        return real(tmp, seed, progress)
+
+    monkeypatch.setattr(S, "_build_into", user_writes_meanwhile)
+    late["videos/late.mp4"] = b"written inside the build while it was rebuilt"
+    with pytest.raises(DataError, match="videos/late.mp4"):
+        S.build_synthetic(root, seed=1, progress=False)
+    assert _tree(root) == {**old, **late}  # the old build is back in place, untouched
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "b.lock"]
+    (root / "videos/late.mp4").unlink()
+    late.clear()
+    late["late.txt"] = b"written beside the build while it was rebuilt"
+    S.build_synthetic(root, seed=1, progress=False)
+    assert S._is_valid(root, 1) and (root / "late.txt").read_bytes() == late["late.txt"]
+
+
+def test_symlinks_are_never_followed_or_removed(tmp_path, tiny_layout):
+    root = tmp_path / "b"
+    S.build_synthetic(root, seed=0, progress=False)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.mp4").write_bytes(b"x")
+    (root / "videos" / "elsewhere").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(DataError, match="videos/elsewhere"):
+        S.build_synthetic(root, seed=1, progress=False)
+    (root / "videos" / "elsewhere").unlink()
+    (root / "beside").symlink_to(outside, target_is_directory=True)
+    S.build_synthetic(root, seed=1, progress=False)
+    assert (root / "beside").is_symlink() and (outside / "keep.mp4").read_bytes() == b"x"
+
+
+def test_symlinked_folder_is_rebuilt_in_its_target(tmp_path, tiny_layout):
+    target = tmp_path / "disk" / "bench"
+    S.build_synthetic(target, seed=0, progress=False)
+    (target / "notes.txt").write_text("mine")
+    link = tmp_path / "link"
+    link.symlink_to(target, target_is_directory=True)
+    S.build_synthetic(link, seed=1, progress=False)
+    assert link.is_symlink() and S._is_valid(target, 1) and (target / "notes.txt").read_text() == "mine"
+
+
+def test_build_without_files_list_is_still_replaced(tmp_path, tiny_layout):
+    # manifests written before the "files" list: the builder's files follow from "videos"
+    root = tmp_path / "b"
+    S.build_synthetic(root, seed=0, progress=False)
+    manifest = json.loads((root / "manifest.json").read_text())
+    del manifest["files"]
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    (root / "notes.txt").write_text("mine")
+    S.build_synthetic(root, seed=1, progress=False)
+    assert S._is_valid(root, 1) and tiny_layout == [0, 1] and (root / "notes.txt").read_text() == "mine"

@@ -14,10 +14,14 @@ system message tells the judge that text between the markers is data, never
 instructions. Only the judge's reply is parsed, and a reply that does not give
 exactly one clear verdict is reported as ``correct=None``, never guessed.
 
-HTTP uses only :mod:`urllib.request`. Connection errors, timeouts, 429 and 5xx
-are retried with exponential backoff and jitter (``Retry-After`` honoured,
-capped); other 4xx and redirects fail at once with a :class:`MedHorizonError`
-naming the status and the server's message. Usable verdicts are cached in an
+HTTP uses only :mod:`urllib.request`. Each attempt has a deadline
+(``timeout_s``) for the whole exchange, and a reply larger than
+``max_response_bytes`` is refused (see :class:`JudgeConfig`). Connection
+errors, missed deadlines, 429 and 5xx are retried with exponential backoff and
+jitter (``Retry-After`` honoured, capped); other 4xx, redirects and oversized
+replies fail at once with a :class:`MedHorizonError` naming the status and the
+server's message. Usable verdicts (``correct`` and the ``reason``, at most
+:data:`MAX_REASON_CHARS` characters; never the raw reply) are cached in an
 fsync'ed JSONL journal (see :mod:`medhorizon_tasks.journal`), keyed by the
 model, the prompt version and the texts judged, so a rerun makes no repeated
 calls.
@@ -38,6 +42,7 @@ import os
 import random
 import re
 import secrets
+import socket
 import threading
 import time
 import urllib.error
@@ -67,6 +72,12 @@ PROMPT_VERSION = "sureon-sm-strict-v1"
 
 #: Longest wait honoured from a ``Retry-After`` header, and longest backoff, in seconds.
 MAX_RETRY_WAIT_S = 60.0
+
+#: Longest ``reason`` kept in a verdict (and so in the cache); longer ones are cut, ending in "…".
+MAX_REASON_CHARS = 1000
+
+_READ_CHUNK = 65536
+_ERROR_BODY_LIMIT = 65536  # an error body only feeds a 500-character message
 
 SYSTEM_PROMPT = """\
 You are a strict grader of surgical sequence summaries. You are given a question, a \
@@ -141,10 +152,25 @@ def _env_first(names: tuple[str, ...]) -> str | None:
 class JudgeConfig:
     """Where and how to reach the judge model.
 
+    ``timeout_s`` is a deadline for one attempt, not a per-read timeout:
+    connecting, sending the request and receiving the complete response must
+    all finish within it, so a server that trickles bytes cannot stretch an
+    attempt. A missed deadline is retried like a connection error, each retry
+    with a fresh deadline, so one call can take up to ``(max_retries + 1) *
+    timeout_s`` plus the waits between attempts.
+
     ``max_retries`` counts retries after the first attempt (so at most
     ``max_retries + 1`` requests per call); the wait before retry ``k``
     (0-based) is ``backoff_s * 2**k`` with jitter, capped at
     :data:`MAX_RETRY_WAIT_S`, or the server's ``Retry-After`` when given.
+
+    ``max_response_bytes`` (default 1 MiB; a verdict is a few hundred bytes)
+    is the largest response body accepted. Reading stops at one byte more, or
+    before reading when ``Content-Length`` already says more, and the call
+    fails at once with a :class:`MedHorizonError` naming the item and the
+    endpoint. It is not retried: the size comes from the server or the model's
+    settings, not from a passing fault, and at temperature 0 a retry would most
+    likely download another oversized reply; raise the limit or fix the server.
     """
 
     base_url: str
@@ -153,6 +179,7 @@ class JudgeConfig:
     timeout_s: float = 60.0
     max_retries: int = 4
     backoff_s: float = 1.0
+    max_response_bytes: int = 2**20
 
     def __post_init__(self):
         parsed = urllib.parse.urlsplit(str(self.base_url or ""))
@@ -167,6 +194,10 @@ class JudgeConfig:
             raise MedHorizonError(f"judge max_retries must be an integer >= 0, got {self.max_retries!r}")
         if not self.backoff_s >= 0:
             raise MedHorizonError(f"judge backoff_s must be >= 0, got {self.backoff_s!r}")
+        if (isinstance(self.max_response_bytes, bool) or not isinstance(self.max_response_bytes, int)
+                or self.max_response_bytes < 1):
+            raise MedHorizonError(
+                f"judge max_response_bytes must be an integer >= 1, got {self.max_response_bytes!r}")
 
     @classmethod
     def from_env(cls, **overrides) -> "JudgeConfig":
@@ -200,8 +231,8 @@ class JudgeConfig:
 @dataclass(frozen=True)
 class Verdict:
     correct: bool | None  # None: the judge gave no usable verdict
-    reason: str
-    raw: str  # the judge's raw reply (the last one, after a re-ask)
+    reason: str  # at most MAX_REASON_CHARS characters
+    raw: str  # the judge's raw reply (the last one, after a re-ask); "" when cached: the cache keeps no replies
     cached: bool = False
 
 
@@ -267,6 +298,10 @@ def parse_verdict(reply: str) -> tuple[bool | None, str]:
     return _VERDICTS[values[0]], reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
 
 
+def _short_reason(reason: str) -> str:
+    return reason if len(reason) <= MAX_REASON_CHARS else reason[:MAX_REASON_CHARS - 1] + "\u2026"
+
+
 # ---------------------------------------------------------------------------
 # HTTP
 
@@ -276,6 +311,86 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         return None
+
+
+class _Watchdog:
+    """Shuts a request's sockets down when its deadline passes, whatever the request is doing.
+
+    A socket timeout bounds one read, and a server that sends a byte now and then never lets it
+    expire, not even while http.client reads the status line and headers, where no code of ours runs.
+    """
+
+    def __init__(self, seconds: float):
+        self.fired = False
+        self._stopped = False
+        self._socks: list[socket.socket] = []
+        self._lock = threading.Lock()  # stop() waits for a shutdown in progress, so none hits a reused fd
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+
+    def start(self) -> None:
+        self._timer.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+        self._timer.cancel()
+
+    def watch(self, sock: socket.socket) -> socket.socket:
+        with self._lock:
+            self._socks.append(sock)
+            if self.fired:
+                self._shutdown(sock)
+        return sock
+
+    def _fire(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self.fired = True
+            for sock in self._socks:
+                self._shutdown(sock)
+
+    @staticmethod
+    def _shutdown(sock: socket.socket) -> None:
+        try:
+            # the plain socket's shutdown, also for a TLS socket: ssl's own would tear down its state
+            # under the thread that is reading; this only makes that read return
+            socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        except OSError:
+            pass  # already closed
+
+
+class _WatchedConnections:
+    """Handler mixin: every socket a connection opens is handed to the request's watchdog."""
+
+    def __init__(self, watchdog: _Watchdog):
+        super().__init__()
+        self._watchdog = watchdog
+
+    def do_open(self, http_class, req, **kw):
+        watchdog = self._watchdog
+
+        class Watched(http_class):
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                # the TCP socket as soon as it exists, so a stalled TLS handshake or tunnel is cut too
+                create = self._create_connection
+                self._create_connection = lambda *a, **k: watchdog.watch(create(*a, **k))
+
+            def connect(self):
+                super().connect()
+                watchdog.watch(self.sock)  # for https, the TLS socket that took over the TCP one's fd
+
+        return super().do_open(Watched, req, **kw)
+
+
+class _HTTPHandler(_WatchedConnections, urllib.request.HTTPHandler):
+    pass
+
+
+class _HTTPSHandler(_WatchedConnections, urllib.request.HTTPSHandler):
+    pass
 
 
 def _is_loopback(url: str) -> bool:
@@ -353,11 +468,9 @@ class Judge:
         self.config = config
         self.cache = Journal(cache_path) if cache_path is not None else None
         self._lock = threading.Lock()
-        handlers: list = [_NoRedirect()]
-        if _is_loopback(config.endpoint):
-            handlers.append(urllib.request.ProxyHandler({}))  # a local server is never reached through a proxy
-        self._opener = urllib.request.build_opener(*handlers)
+        self._loopback = _is_loopback(config.endpoint)
         self._sleep = time.sleep  # tests replace this to observe waits
+        self._clock = time.monotonic  # tests replace this to drive the deadline
 
     def cache_key(self, *, question: str, reference: str, answer: str) -> str:
         return request_key(self.config.model, PROMPT_VERSION, question, reference, answer)
@@ -376,8 +489,9 @@ class Judge:
         if self.cache is not None:
             hit = self.cache.get(key)
             if isinstance(hit, dict) and isinstance(hit.get("correct"), bool):
-                return Verdict(correct=hit["correct"], reason=str(hit.get("reason", "")),
-                               raw=str(hit.get("raw", "")), cached=True)
+                # a "raw" in older caches is ignored, so a verdict does not depend on the cache's age
+                return Verdict(correct=hit["correct"], reason=_short_reason(str(hit.get("reason", ""))),
+                               raw="", cached=True)
 
         messages = build_messages(question=question, reference=reference, answer=answer)
         raw = self._complete(messages, uid=uid)
@@ -389,10 +503,10 @@ class Judge:
             correct, reason = parse_verdict(raw)
             if correct is None:
                 reason = f"{reason} (after one re-ask; first reply: {first.removeprefix('malformed verdict: ')})"
-        verdict = Verdict(correct=correct, reason=reason, raw=raw)
+        verdict = Verdict(correct=correct, reason=_short_reason(reason), raw=raw)
         if correct is not None and self.cache is not None:
             with self._lock:
-                self.cache.add(key, {"correct": correct, "reason": reason, "raw": raw},
+                self.cache.add(key, {"correct": correct, "reason": verdict.reason},
                                uid=str(uid), model=self.config.model, prompt_version=PROMPT_VERSION)
         return verdict
 
@@ -409,7 +523,7 @@ class Judge:
         last = ""
         for attempt in range(attempts):
             try:
-                return self._post_once(cfg.endpoint, body, headers)
+                return self._post_once(cfg.endpoint, body, headers, uid=uid)
             except _Retryable as exc:
                 last = str(exc)
                 if attempt + 1 >= attempts:
@@ -421,40 +535,94 @@ class Judge:
         raise MedHorizonError(f"item {uid}: judge request to {cfg.endpoint} failed after {attempts} attempt(s); "
                               f"last error: {last}")
 
-    def _post_once(self, url: str, body: bytes, headers: dict) -> str:
+    def _opener(self, watchdog: _Watchdog) -> urllib.request.OpenerDirector:
+        # one per request: the handlers carry that request's watchdog
+        handlers: list = [_NoRedirect(), _HTTPHandler(watchdog), _HTTPSHandler(watchdog)]
+        if self._loopback:
+            handlers.append(urllib.request.ProxyHandler({}))  # a local server is never reached through a proxy
+        return urllib.request.build_opener(*handlers)
+
+    def _post_once(self, url: str, body: bytes, headers: dict, *, uid: str) -> str:
+        cfg = self.config
+        deadline = self._clock() + cfg.timeout_s
+        watchdog = _Watchdog(cfg.timeout_s)
+        missed = f"timed out: no complete response within the {cfg.timeout_s:g} s deadline"
+
+        def late() -> bool:
+            return watchdog.fired or self._clock() >= deadline
+
         request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        watchdog.start()
         try:
-            with self._opener.open(request, timeout=self.config.timeout_s) as resp:
-                payload = resp.read()
-        except urllib.error.HTTPError as exc:
             try:
-                message = _server_message(exc.read())
-            except Exception:  # noqa: BLE001 - the body is only for the message
-                message = exc.reason or ""
-            finally:
-                exc.close()
-            status = f"HTTP {exc.code}: {message}"
-            if exc.code == 429 or exc.code >= 500:
-                raise _Retryable(status, _retry_after(exc.headers.get("Retry-After") if exc.headers else None))
-            if 300 <= exc.code < 400:
-                status += f" (redirect to {exc.headers.get('Location')!r} not followed)"
-            raise MedHorizonError(f"judge server at {url} answered {status}") from None
-        except urllib.error.URLError as exc:
-            if isinstance(exc.reason, TimeoutError):
-                raise _Retryable(f"timed out after {self.config.timeout_s:g} s") from None
-            raise _Retryable(f"connection error: {exc.reason}") from None
-        except TimeoutError:
-            raise _Retryable(f"timed out after {self.config.timeout_s:g} s") from None
-        except http.client.HTTPException as exc:  # e.g. RemoteDisconnected, IncompleteRead
-            raise _Retryable(f"connection error: {type(exc).__name__}: {exc}") from None
-        except OSError as exc:  # connection reset and the like
-            raise _Retryable(f"connection error: {exc}") from None
+                with self._opener(watchdog).open(request, timeout=cfg.timeout_s) as resp:
+                    try:
+                        payload = self._read_body(resp, url=url, uid=uid, late=late, missed=missed)
+                    finally:
+                        watchdog.stop()  # before the socket closes, so a late shutdown cannot hit a reused fd
+            except urllib.error.HTTPError as exc:
+                try:
+                    message = _server_message(exc.read(_ERROR_BODY_LIMIT))
+                except Exception:  # noqa: BLE001 - the body is only for the message
+                    message = exc.reason or ""
+                finally:
+                    exc.close()
+                status = f"HTTP {exc.code}: {message}"
+                if exc.code == 429 or exc.code >= 500:
+                    raise _Retryable(status, _retry_after(exc.headers.get("Retry-After") if exc.headers else None))
+                if 300 <= exc.code < 400:
+                    status += f" (redirect to {exc.headers.get('Location')!r} not followed)"
+                raise MedHorizonError(f"judge server at {url} answered {status}") from None
+            except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
+                # whatever the watchdog's shutdown broke (a read, a send, the header parser) is the deadline
+                timeout = isinstance(exc, TimeoutError) or isinstance(getattr(exc, "reason", None), TimeoutError)
+                if timeout or late():
+                    raise _Retryable(missed) from None
+                if isinstance(exc, urllib.error.URLError):
+                    raise _Retryable(f"connection error: {exc.reason}") from None
+                if isinstance(exc, http.client.HTTPException):  # e.g. RemoteDisconnected, IncompleteRead
+                    raise _Retryable(f"connection error: {type(exc).__name__}: {exc}") from None
+                raise _Retryable(f"connection error: {exc}") from None  # connection reset and the like
+        finally:
+            watchdog.stop()
         try:
             data = json.loads(payload.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
             raise MedHorizonError(f"judge server at {url} returned a body that is not JSON: "
                                   f"{payload[:200].decode('utf-8', 'replace')!r}") from None
         return _reply_text(data)
+
+    def _read_body(self, resp, *, url: str, uid: str, late, missed: str) -> bytes:
+        """The response body, read piecewise so that neither the deadline nor the size limit waits for its end."""
+        cap = self.config.max_response_bytes
+
+        def too_large(what: str) -> MedHorizonError:
+            return MedHorizonError(
+                f"item {uid}: judge server at {url} sent {what}, more than max_response_bytes={cap}; not retried "
+                f"(a verdict is a few hundred bytes: check the server and the model's output limits, or raise "
+                f"JudgeConfig.max_response_bytes)")
+
+        # http.client's reading of Content-Length: None when absent, malformed or overridden by chunking
+        declared = getattr(resp, "length", None)
+        if declared is not None and declared > cap:
+            raise too_large(f"a {declared}-byte response (Content-Length)")
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            if late():
+                raise _Retryable(missed)
+            chunk = resp.read1(min(_READ_CHUNK, cap + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > cap:
+                raise too_large("a response body")
+        if late():  # the end of the body may be the watchdog's shutdown
+            raise _Retryable(missed)
+        if declared is not None and size < declared:
+            raise _Retryable(f"connection error: the response ended after {size} of {declared} bytes")
+        return b"".join(chunks)
 
 
 def judge_many(items: Iterable[Mapping], judge: Judge, *, progress: bool = True) -> list[Verdict]:

@@ -30,6 +30,14 @@ Contents (16 videos, 80 questions):
 
 Use :func:`build_synthetic` (cached, multi-process safe) to get the files and
 :func:`plan_synthetic` for the JSONL records alone (pure, cheap).
+
+A build's ``manifest.json`` lists every file the builder wrote (``files``),
+and a rebuild (another seed or generator version, or ``force``) removes or
+replaces only those: files beside the build (a notes file, the Sureon and
+SurgHiBench samples that default to sub-folders of the same folder) are kept,
+and one inside the build's own entries (``videos/``) makes the build refuse
+with a :class:`~medhorizon_tasks.errors.DataError` naming it, touching
+nothing (see :func:`build_folder`, which those samples use too).
 """
 
 from __future__ import annotations
@@ -39,7 +47,8 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+import warnings
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -57,6 +66,7 @@ __all__ = [
     "SYNTHETIC_SOURCES",
     "SYNTHETIC_TASKS",
     "SyntheticBenchmark",
+    "build_folder",
     "build_synthetic",
     "count_frames",
     "default_synthetic_dir",
@@ -66,6 +76,7 @@ __all__ = [
 ]
 
 GENERATOR_VERSION = 2
+GENERATOR = "medhorizon_tasks.data.synthetic"
 SYNTHETIC_JSONL_NAME = "medhorizon_synthetic.jsonl"
 MANIFEST_NAME = "manifest.json"
 LETTERS = "ABCD"
@@ -919,7 +930,7 @@ def _build_into(tmp: Path, seed: int, progress: bool) -> dict[str, Any]:
     bench.data_path.write_bytes(data)
     total_bytes += len(data)
     manifest = {
-        "generator": "medhorizon_tasks.data.synthetic",
+        "generator": GENERATOR,
         "generator_version": GENERATOR_VERSION,
         "seed": seed,
         "num_videos": len(records),
@@ -928,6 +939,8 @@ def _build_into(tmp: Path, seed: int, progress: bool) -> dict[str, Any]:
         "codec": codec,
         "total_bytes": total_bytes,
         "videos": [r["video_path"] for r in records],
+        # everything written here, the only files a rebuild may remove
+        "files": [SYNTHETIC_JSONL_NAME, MANIFEST_NAME, *(f"videos/{r['video_path']}" for r in records)],
         # informational only; not part of the cache identity
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "build_seconds": round(time.perf_counter() - t0, 3),
@@ -939,17 +952,206 @@ def _build_into(tmp: Path, seed: int, progress: bool) -> dict[str, Any]:
     return manifest
 
 
-def _looks_disposable(root: Path) -> bool:
-    """An existing target we may remove: empty, or a (stale) synthetic build."""
-    if not root.is_dir():
-        return False
-    if not any(root.iterdir()):
-        return True
+def _owned_files(root: Path) -> set[str] | None:
+    """The files (relative POSIX paths) that the synthetic builder wrote in ``root``, from its manifest."""
     manifest = _read_manifest(root)
-    return (
-        manifest is not None
-        and manifest.get("generator") == "medhorizon_tasks.data.synthetic"
-    )
+    if manifest is None or manifest.get("generator") != GENERATOR:
+        return None
+    files = manifest.get("files")
+    if files is None:  # manifests from before the "files" list: the same files, named by "videos"
+        videos = manifest.get("videos")
+        if not isinstance(videos, list):
+            return None
+        files = [SYNTHETIC_JSONL_NAME, *(f"videos/{v}" for v in videos)]
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return {*files, MANIFEST_NAME}
+
+
+def _foreign_entries(root: Path, owned: Collection[str]) -> list[str]:
+    """What ``root`` holds besides the files in ``owned`` and the folders leading to them (relative paths,
+    folders with a trailing "/"); a symbolic link is always foreign, since the builders write none."""
+    owned = set(owned)
+    folders = {str(parent) for f in owned for parent in Path(f).parents if str(parent) != "."}
+    found: list[str] = []
+
+    def scan(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if rel in folders:
+                        scan(entry.path, rel + "/")
+                    else:
+                        found.append(rel + "/")
+                elif not (rel in owned and entry.is_file(follow_symlinks=False)):
+                    found.append(rel)
+
+    scan(str(root), "")
+    return sorted(found)
+
+
+def _remove_owned(root: Path, owned: Collection[str]) -> list[str]:
+    """Delete the files in ``owned`` from ``root``, then the folders left empty; return what is left."""
+    owned = set(owned)
+    folders = {str(parent) for f in owned for parent in Path(f).parents if str(parent) != "."}
+
+    def clean(folder: str, prefix: str) -> None:
+        with os.scandir(folder) as entries:
+            entries = list(entries)
+        for entry in entries:
+            rel = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if rel in folders:
+                    clean(entry.path, rel + "/")
+                    try:
+                        os.rmdir(entry.path)
+                    except OSError:
+                        pass  # it still holds something that is not ours
+            elif rel in owned and entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+
+    clean(str(root), "")
+    try:
+        os.rmdir(root)
+    except OSError:
+        return _foreign_entries(root, ())
+    return []
+
+
+def _top(rel: str) -> str:
+    return rel.split("/", 1)[0]
+
+
+def _listed(entries: list[str]) -> str:
+    return ", ".join(entries[:10]) + (f" and {len(entries) - 10} more" if len(entries) > 10 else "")
+
+
+def _replaceable(folder: Path, shown: Path, owned: Callable[[Path], set[str] | None], what: str,
+                 writes: Collection[str] = ()) -> set[str]:
+    """The files of the build in ``folder`` that a rebuild may replace (none when it is absent or empty).
+
+    DataError when ``folder`` is not a build (and not empty), or when something its builder did not write
+    sits where the build lives: in one of its top-level entries, or at a top-level name that the build
+    (``writes``, relative paths) is about to take. Entries beside the build are no obstacle.
+    """
+    if not os.path.lexists(folder):
+        return set()
+    if not folder.is_dir():
+        raise DataError(f"{shown} exists and is not a folder; refusing to replace it")
+    mine = owned(folder)
+    if mine is None:
+        with os.scandir(folder) as it:
+            entries = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in it)
+        if entries:
+            raise DataError(f"{shown} exists and is not a {what} (it holds {_listed(entries)}); refusing to replace it")
+        return set()
+    tops = {_top(f) for f in (*mine, *writes)}
+    in_the_way = [f for f in _foreign_entries(folder, mine) if _top(f.rstrip("/")) in tops]
+    if in_the_way:
+        raise DataError(
+            f"{shown} holds a {what}, and inside its entries what its builder did not write: {_listed(in_the_way)}; "
+            f"refusing to replace it, since a rebuild only removes or replaces the files its manifest lists. Move "
+            f"those elsewhere (anything beside the build's own entries, {', '.join(sorted(tops))}, is kept)")
+    return mine
+
+
+def _swap(root: Path, new: Path, old: Path, old_files: Collection[str], new_files: Collection[str]) -> None:
+    """Move the old build's top-level entries from ``root`` to ``old`` and the new build's from ``new`` to
+    ``root``, leaving every other entry of ``root`` where it is."""
+    # the manifest leaves first and arrives last: in between the folder is no valid build, so a reader
+    # waits on the lock instead of mixing the two builds
+    leaving = sorted({_top(f) for f in old_files}, key=lambda n: n != MANIFEST_NAME)
+    arriving = sorted({_top(f) for f in new_files}, key=lambda n: n == MANIFEST_NAME)
+    old.mkdir()
+    moved_out: list[str] = []
+    moved_in: list[str] = []
+    try:
+        for name in leaving:
+            if os.path.lexists(root / name):
+                os.replace(root / name, old / name)
+                moved_out.append(name)
+        for name in arriving:
+            os.replace(new / name, root / name)
+            moved_in.append(name)
+    except BaseException:
+        for src, dst, names in ((root, new, moved_in), (old, root, moved_out)):
+            for name in reversed(names):
+                try:
+                    os.replace(src / name, dst / name)
+                except OSError:
+                    pass  # the first error is the one to report
+        raise
+
+
+def build_folder(
+    root: Path,
+    *,
+    write: Callable[[Path], object],
+    valid: Callable[[Path], bool],
+    owned: Callable[[Path], set[str] | None],
+    what: str,
+    force: bool = False,
+) -> None:
+    """Make ``root`` hold a valid build, reusing one unless ``force``; the one builder of all synthetic folders.
+
+    ``write(tmp)`` creates a complete build in a new folder ``tmp``, with a
+    ``manifest.json`` (written last) that lists every file it wrote;
+    ``valid(folder)`` says whether a folder holds a complete build of the
+    wanted kind; ``owned(folder)`` gives the files (relative POSIX paths) its
+    manifest lists, or ``None`` when it has no manifest of this builder.
+
+    Only those files are ever removed or replaced. Anything else in ``root``
+    beside the build (a notes file, another sample's folder) stays where it
+    is. Something the builder did not write inside the build's own entries
+    (say ``videos/mine.mp4``), or a ``root`` that is neither a build nor empty,
+    raises :class:`DataError` naming it, and nothing is touched. The check is
+    made before building and again before the swap.
+
+    The build is made in a temporary sibling folder and moved into place by
+    renames; a file lock (``<root>.lock``) makes concurrent processes build
+    once. ``root`` may be a symbolic link to a folder: the build goes there.
+    """
+    from filelock import FileLock
+
+    if not force and valid(root):
+        return
+    real = Path(os.path.realpath(root))  # renames must stay on the folder's own file system
+    real.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(real) + ".lock"):
+        if not force and valid(root):  # another process built it meanwhile
+            return
+        _replaceable(real, root, owned, what)  # before building: a refusal should not cost a build
+        tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        tmp = real.parent / f".{real.name}.tmp-{tag}"
+        old = real.parent / f".{real.name}.old-{tag}"
+        old_files: set[str] = set()
+        try:
+            write(tmp)
+            if not force and valid(root):
+                return  # a concurrent builder (not honouring the lock) won: keep theirs
+            if not os.path.lexists(real):
+                try:
+                    os.replace(tmp, real)
+                except OSError:
+                    if valid(root):  # lost a race to a builder that renamed in between: keep a valid winner
+                        return
+                    raise
+                return
+            new_files = owned(tmp)
+            if new_files is None:
+                raise RuntimeError(f"{tmp}: the build wrote no manifest listing its files")
+            # again: files may have been added while we built
+            old_files = _replaceable(real, root, owned, what, writes=new_files)
+            _swap(real, tmp, old, old_files, new_files)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)  # holds only what write() made
+            if os.path.lexists(old):
+                left = _remove_owned(old, old_files)
+                if left:
+                    warnings.warn(f"{old} kept: it holds what the builder did not write ({_listed(left)})",
+                                  stacklevel=3)
 
 
 def build_synthetic(
@@ -963,51 +1165,20 @@ def build_synthetic(
 
     ``out_dir`` defaults to :func:`default_synthetic_dir`. A build whose
     ``manifest.json`` records the same generator version and seed is reused
-    as is unless ``force``. Builds go to a temporary sibling folder that is
-    renamed into place; a file lock (``<out_dir>.lock``) makes concurrent
-    processes build it once.
+    as is unless ``force`` (files a user added to it are left alone). A
+    rebuild removes or replaces only the files the previous build's manifest
+    lists, keeps what lies beside them, and refuses with :class:`DataError`
+    when something else sits inside ``videos/`` or where the build writes, or
+    when ``out_dir`` is neither such a build nor empty (see
+    :func:`build_folder`). Builds go to a temporary sibling folder and are
+    moved into place by renames; a file lock (``<out_dir>.lock``) makes
+    concurrent processes build it once.
     """
-    from filelock import FileLock
-
     seed = int(seed)
     root = (
         Path(out_dir).expanduser() if out_dir is not None else default_synthetic_dir()
     )
     root = root.absolute()
-    bench = SyntheticBenchmark.at(root)
-    if not force and _is_valid(root, seed):
-        return bench
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root) + ".lock"):
-        if not force and _is_valid(root, seed):  # another process built it meanwhile
-            return bench
-        if root.exists() and not _looks_disposable(root):
-            raise DataError(
-                f"{root} exists and is not a synthetic MedHorizon build; refusing to replace it"
-            )
-        tmp = root.parent / f".{root.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        try:
-            _build_into(tmp, seed, progress)
-            if root.exists():
-                if not force and _is_valid(root, seed):
-                    # a concurrent builder (not honouring the lock) won: keep theirs
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    return bench
-                trash = (
-                    root.parent
-                    / f".{root.name}.old-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-                )
-                os.replace(root, trash)
-                shutil.rmtree(trash, ignore_errors=True)
-            try:
-                os.replace(tmp, root)
-            except OSError:
-                # lost a race to a builder that renamed in between: keep a valid winner
-                if _is_valid(root, seed):
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    return bench
-                raise
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-    return bench
+    build_folder(root, write=lambda tmp: _build_into(tmp, seed, progress), valid=lambda p: _is_valid(p, seed),
+                 owned=_owned_files, what="synthetic MedHorizon build", force=force)
+    return SyntheticBenchmark.at(root)

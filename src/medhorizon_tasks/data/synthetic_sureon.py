@@ -15,23 +15,28 @@ protocol's 8 frames are ~3.1 s apart and every 4-second code window is seen.
 
 Blind, the needle probe sees no frames and refuses: the multimodal gain on this
 sample is the whole of the visual score.
+
+``manifest.json`` lists the files the builder wrote; a rebuild (another seed)
+removes or replaces only those, keeps whatever lies beside them, and refuses,
+naming it, when something else sits inside ``videos/`` or where the sample
+writes (see :func:`~medhorizon_tasks.data.synthetic.build_folder`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from filelock import FileLock
 
-from .synthetic import default_synthetic_dir, write_video
+from .synthetic import _read_manifest, build_folder, default_synthetic_dir, write_video
 from .visual_code import BackgroundGenerator, encode_code
 
 SAMPLE_VERSION = 1
+GENERATOR = "medhorizon_tasks.data.synthetic_sureon"
+DATA_NAME, MANIFEST_NAME = "sureon_synthetic.jsonl", "manifest.json"
 FPS, WIDTH, HEIGHT, SECONDS = 4.0, 128, 96, 24
 CLIP = (1.0, 23.0)
 MCQ_CATEGORIES = ("AD", "EE", "EA", "PAD", "IAI", "LAR", "SPI", "F")
@@ -98,29 +103,53 @@ def _public(rec: dict) -> dict:
     return out
 
 
-def build_sureon_sample(out_dir: str | os.PathLike | None = None, *, seed: int = 0) -> SureonSample:
-    """Write the sample (cached; safe when several processes build it at once)."""
-    root = Path(out_dir) if out_dir else default_synthetic_dir() / f"sureon_v{SAMPLE_VERSION}"
-    sample = SureonSample(root, root / "sureon_synthetic.jsonl", root / "videos")
-    marker = root / "manifest.json"
-    if marker.exists() and json.loads(marker.read_text()).get("seed") == seed:
-        return sample
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root) + ".lock"):
-        if marker.exists() and json.loads(marker.read_text()).get("seed") == seed:
-            return sample
-        tmp = root.parent / f".{root.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        records = plan_sample(seed)
-        for k, rec in enumerate(records):
-            path = tmp / "videos" / rec["video_path"]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_video(path, _render(rec, seed * 1000 + k), FPS, WIDTH, HEIGHT)
-        (tmp / "sureon_synthetic.jsonl").write_text("".join(json.dumps(_public(r)) + "\n" for r in records))
-        (tmp / "manifest.json").write_text(json.dumps({"version": SAMPLE_VERSION, "seed": seed,
-                                                       "items": len(records)}))
-        if root.exists():
-            import shutil
+def _owned_files(root: Path) -> set[str] | None:
+    """The files (relative POSIX paths) that this builder wrote in ``root``, from its manifest."""
+    manifest = _read_manifest(root)
+    if manifest is None:
+        return None
+    files = manifest.get("files") if manifest.get("generator") == GENERATOR else None
+    items = manifest.get("items")
+    if set(manifest) == {"version", "seed", "items"} and isinstance(items, int) and not isinstance(items, bool):
+        # manifests from before the "files" list: one clip per item, named by its index
+        files = [DATA_NAME, *(f"videos/clips/clip{k:02d}.mp4" for k in range(items))]
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return {*files, MANIFEST_NAME}
 
-            shutil.rmtree(root)
-        os.replace(tmp, root)
-    return sample
+
+def _is_valid(root: Path, seed: int) -> bool:
+    manifest = _read_manifest(root)
+    files = _owned_files(root)
+    return (manifest is not None and files is not None and manifest.get("version") == SAMPLE_VERSION
+            and manifest.get("seed") == seed and all((root / f).is_file() for f in files))
+
+
+def _write(tmp: Path, seed: int) -> None:
+    records = plan_sample(seed)
+    files = []
+    for k, rec in enumerate(records):
+        rel = f"videos/{rec['video_path']}"
+        path = tmp / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_video(path, _render(rec, seed * 1000 + k), FPS, WIDTH, HEIGHT)
+        files.append(rel)
+    (tmp / DATA_NAME).write_text("".join(json.dumps(_public(r)) + "\n" for r in records))
+    files += [DATA_NAME, MANIFEST_NAME]
+    # written last: only a complete build has a manifest
+    (tmp / MANIFEST_NAME).write_text(json.dumps({"generator": GENERATOR, "version": SAMPLE_VERSION, "seed": seed,
+                                                 "items": len(records), "files": files}))
+
+
+def build_sureon_sample(out_dir: str | os.PathLike | None = None, *, seed: int = 0) -> SureonSample:
+    """Write the sample (cached; safe when several processes build it at once).
+
+    A rebuild removes or replaces only the files the previous sample's
+    manifest lists and keeps what lies beside them; something else inside
+    ``videos/``, or a folder that is neither a sample nor empty, raises
+    :class:`~medhorizon_tasks.errors.DataError` naming it, touching nothing.
+    """
+    root = Path(out_dir) if out_dir else default_synthetic_dir() / f"sureon_v{SAMPLE_VERSION}"
+    build_folder(root, write=lambda tmp: _write(tmp, seed), valid=lambda p: _is_valid(p, seed),
+                 owned=_owned_files, what="synthetic Sureon sample")
+    return SureonSample(root, root / DATA_NAME, root / "videos")

@@ -20,25 +20,28 @@ inside long segments and confuses neighbours at segment boundaries (sibling erro
 phase, cousin errors across phases): the hierarchy-aware metrics have something to measure.
 
 ``manifest.json`` also records each video's segments (start, end, phase, step, coded), so
-tests can check predictions against what each window shows.
+tests can check predictions against what each window shows, and the files the builder
+wrote: a rebuild (another seed) removes or replaces only those, keeps whatever lies beside
+them, and refuses, naming it, when something else sits inside ``videos/`` or where the
+sample writes (see :func:`~medhorizon_tasks.data.synthetic.build_folder`).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from filelock import FileLock
 
-from .synthetic import default_synthetic_dir, write_video
+from .synthetic import _read_manifest, build_folder, default_synthetic_dir, write_video
 from .visual_code import BackgroundGenerator, encode_code
 
 SAMPLE_VERSION = 2
+GENERATOR = "medhorizon_tasks.data.synthetic_surghi"
+_DATA_FILES = ("annotations.jsonl", "hierarchies.json")
+MANIFEST_NAME = "manifest.json"
 VIDEOS_PER_DATASET = 3
 FPS, WIDTH, HEIGHT, SECONDS = 4.0, 128, 96, 60
 EVAL_EVERY_S = 3
@@ -131,30 +134,58 @@ def _render(video: dict, seed: int):
             yield bg(t)
 
 
+def _owned_files(root: Path) -> set[str] | None:
+    """The files (relative POSIX paths) that this builder wrote in ``root``, from its manifest."""
+    manifest = _read_manifest(root)
+    if manifest is None:
+        return None
+    files = manifest.get("files") if manifest.get("generator") == GENERATOR else None
+    videos = manifest.get("videos")
+    if (set(manifest) == {"version", "seed", "fps", "frames", "videos"} and isinstance(videos, list)
+            and all(isinstance(v, dict) and isinstance(v.get("video_path"), str) for v in videos)):
+        # manifests from before the "files" list: the data files and one video per entry of "videos"
+        files = [*_DATA_FILES, *(f"videos/{v['video_path']}" for v in videos)]
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return {*files, MANIFEST_NAME}
+
+
+def _is_valid(root: Path, seed: int) -> bool:
+    manifest = _read_manifest(root)
+    files = _owned_files(root)
+    return (manifest is not None and files is not None and manifest.get("version") == SAMPLE_VERSION
+            and manifest.get("seed") == seed and all((root / f).is_file() for f in files))
+
+
+def _write(tmp: Path, seed: int) -> None:
+    videos = plan_sample(seed)
+    rows, files = [], []
+    for k, video in enumerate(videos):
+        rel = f"videos/{video['video_path']}"
+        path = tmp / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_video(path, _render(video, seed * 1000 + k), FPS, WIDTH, HEIGHT)
+        rows.extend(annotation_rows(video))
+        files.append(rel)
+    (tmp / "annotations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp / "hierarchies.json").write_text(json.dumps(HIERARCHIES, indent=2))
+    files += [*_DATA_FILES, MANIFEST_NAME]
+    # written last: only a complete build has a manifest
+    (tmp / MANIFEST_NAME).write_text(json.dumps({"generator": GENERATOR, "version": SAMPLE_VERSION, "seed": seed,
+                                                 "fps": FPS, "frames": len(rows), "videos": videos,
+                                                 "files": files}, indent=1))
+
+
 def build_surghi_sample(out_dir: str | os.PathLike | None = None, *, seed: int = 0) -> SurghiSample:
-    """Write the sample (cached; safe when several processes build it at once)."""
+    """Write the sample (cached; safe when several processes build it at once).
+
+    A rebuild removes or replaces only the files the previous sample's
+    manifest lists and keeps what lies beside them; something else inside
+    ``videos/``, or a folder that is neither a sample nor empty, raises
+    :class:`~medhorizon_tasks.errors.DataError` naming it, touching nothing.
+    """
     root = Path(out_dir) if out_dir else default_synthetic_dir() / f"surghi_v{SAMPLE_VERSION}"
-    sample = SurghiSample(root, root / "annotations.jsonl", root / "hierarchies.json", root / "videos",
-                          root / "manifest.json")
-    if sample.manifest_path.exists() and json.loads(sample.manifest_path.read_text()).get("seed") == seed:
-        return sample
-    root.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(root) + ".lock"):
-        if sample.manifest_path.exists() and json.loads(sample.manifest_path.read_text()).get("seed") == seed:
-            return sample
-        tmp = root.parent / f".{root.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        videos = plan_sample(seed)
-        rows = []
-        for k, video in enumerate(videos):
-            path = tmp / "videos" / video["video_path"]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_video(path, _render(video, seed * 1000 + k), FPS, WIDTH, HEIGHT)
-            rows.extend(annotation_rows(video))
-        (tmp / "annotations.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        (tmp / "hierarchies.json").write_text(json.dumps(HIERARCHIES, indent=2))
-        (tmp / "manifest.json").write_text(json.dumps({"version": SAMPLE_VERSION, "seed": seed, "fps": FPS,
-                                                       "frames": len(rows), "videos": videos}, indent=1))
-        if root.exists():
-            shutil.rmtree(root)
-        os.replace(tmp, root)
-    return sample
+    build_folder(root, write=lambda tmp: _write(tmp, seed), valid=lambda p: _is_valid(p, seed),
+                 owned=_owned_files, what="synthetic SurgHiBench sample")
+    return SurghiSample(root, root / "annotations.jsonl", root / "hierarchies.json", root / "videos",
+                        root / MANIFEST_NAME)
