@@ -201,3 +201,29 @@ def test_unwritable_cache_only_warns(tmp_path, clip, monkeypatch):
     with pytest.warns(RuntimeWarning, match="not written"):
         frames = cached_decode(clip, _plan([0, 50]), cache=cache)
     assert frames.shape == (2, 48, 64, 3)
+
+
+def test_strict_cache_that_cannot_be_written_raises_naming_the_item(tmp_path, clip, monkeypatch):
+    import errno
+    import os
+
+    from medhorizon_tasks.errors import MedHorizonError
+
+    cache = FrameCache(tmp_path / "cache", strict=True)
+    real_write = os.write
+
+    def full_disk(fd, buf):
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(cache.root)):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, buf)
+
+    monkeypatch.setattr(os, "write", full_disk)
+    with pytest.raises(fc.CacheWriteError) as ei:
+        cached_decode(clip, _plan([0, 50]), uid="7", cache=cache)
+    assert isinstance(ei.value, MedHorizonError)
+    assert str(ei.value).startswith(f"item 7: frame cache {cache.root} not written (cannot write {cache.root}/")
+    assert str(ei.value).endswith(": No space left on device)")
+    assert not [p for p in cache.root.rglob("*") if p.is_file()]  # the temporary file is gone
+    with pytest.warns(RuntimeWarning, match="No space left on device"):  # a plain cache on that disk only warns
+        frames = cached_decode(clip, _plan([0, 50]), cache=FrameCache(cache.root))
+    assert frames.shape == (2, 48, 64, 3)

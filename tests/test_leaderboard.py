@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -382,7 +383,7 @@ def test_validate_lists_every_problem_and_bad_json(tmp_path, files, data, capsys
                  "missing id(s): 1 of the 52 items of the data have no prediction: 0",
                  "extra id(s): 1 id(s) are not items of the data: x9"):
         assert text in err
-    assert f"{broken}: INVALID, 1 problem(s):\n  - not valid JSON (Expecting value at line 2, column 14)" in err
+    assert f"{broken}: INVALID, 1 problem(s):\n  - line 2: not valid JSON (Expecting value at column 14)" in err
 
 
 def test_validate_surghi_and_sureon_specifics(tmp_path, files, data, capsys):
@@ -403,8 +404,11 @@ def test_validate_surghi_and_sureon_specifics(tmp_path, files, data, capsys):
     with pytest.raises(DataError, match="metadata.mode: expected one of visual, blind for sureon, got 'text'"):
         S.validate_submission(s, data["sureon"])
     # A submission for one benchmark checked against another's data.
-    with pytest.raises(DataError, match="the submission is for medhorizon but the data given is sureon"):
+    with pytest.raises(DataError) as ei:
         S.validate_submission(_good(data), data["sureon"])
+    assert ei.value.problems == [
+        f"metadata.benchmark: this is a medhorizon submission, not sureon: the data given ({data['sureon'].source}) "
+        "is Sureon data; validate it against the MedHorizon data (--data medhorizon=PATH)"]
 
 
 # ------------------------------------------------------------------ build: MedHorizon and Sureon
@@ -559,7 +563,8 @@ def test_build_refuses_other_data_versions_and_invalid_submissions(tmp_path, fil
             and f"got {other.version}" in text and "not comparable" in text)
     assert "submission #3: predictions: missing id(s): 1 of the 52 items" in text
     assert not out.exists()
-    with pytest.raises(DataError, match="no data given for benchmark sureon"):
+    with pytest.raises(DataError, match="submission #1: this is a sureon submission, not medhorizon: "
+                                        "no data given for benchmark sureon"):
         B.build_leaderboard([mcq_submission(data["sureon"], "m", lambda i: True)], {"medhorizon": d})
     with pytest.raises(DataError, match="n_resamples must be an integer >= 1, got 0"):
         B.build_leaderboard([mcq_submission(d, "m", lambda i: True)], {"medhorizon": d}, n_resamples=0)
@@ -595,8 +600,10 @@ def test_build_command_three_benchmarks(tmp_path, files, data, capsys):
     assert rc == 2 and (f"--data {files['medhorizon']} names no benchmark, and the submissions are for medhorizon "
                         "and sureon: pass --data medhorizon=PATH --data sureon=PATH") in err
     # Bad data is reported as the data's problem (exit 2), naming the benchmark.
-    rc, _, err = run_cli(capsys, "leaderboard", "validate", paths[2], "--data", f"sureon={files['medhorizon']}")
-    assert rc == 2 and f"sureon data {files['medhorizon']}: " in err and "line 1: field 'uid'" in err
+    bad = tmp_path / "bad_sureon.jsonl"
+    bad.write_text('{"uid": "x1"}\n')
+    rc, _, err = run_cli(capsys, "leaderboard", "validate", paths[2], "--data", f"sureon={bad}")
+    assert rc == 2 and f"sureon data {bad}: " in err and "item x1 (line 1): field 'category'" in err
     assert not (tmp_path / "other").exists()
 
 
@@ -604,5 +611,132 @@ def test_markdown_cells_are_text(data):
     d = data["medhorizon"]
     sub = mcq_submission(d, "Net <b>v2</b> | big & fast", lambda i: True, url="https://example.org/a_(b)")
     md = B.format_markdown(B.build_leaderboard([sub], {"medhorizon": d}, n_resamples=10))
-    assert "| [Net &lt;b>v2&lt;/b> \\| big & fast](https://example.org/a_(b%29) |" in md
+    assert "| [Net &lt;b&gt;v2&lt;/b&gt; \\| big &amp; fast](https://example.org/a_%28b%29) |" in md
     assert "| — (leader) |" in md and md.count("\n| 1 |") == 1
+
+
+# ------------------------------------------------------------------ hostile text: spreadsheet formulas, Markdown
+
+def test_csv_cells_cannot_start_a_formula_and_numbers_stay_numbers(data):
+    d = data["medhorizon"]
+    subs = [mcq_submission(d, '=HYPERLINK("http://evil.example","x")', lambda i: True, size="+1+2",
+                           notes="@SUM(A1)"),
+            mcq_submission(d, "-2+3", lambda i: i % 2 == 0, size="-0.5", notes="\tTAB"),
+            mcq_submission(d, "\rCR", lambda i: i % 3 == 0, size="7B", notes="-1e5")]
+    text = B.format_csv(B.build_leaderboard(subs, {"medhorizon": d}, n_resamples=10))
+    rows = {r["model"]: r for r in csv.DictReader(io.StringIO(text, newline=""))}
+    assert sorted(rows) == ["'\nCR", "'-2+3", "'=HYPERLINK(\"http://evil.example\",\"x\")"]
+    first = rows["'=HYPERLINK(\"http://evil.example\",\"x\")"]
+    assert (first["size"], first["notes"]) == ("'+1+2", "'@SUM(A1)")
+    second = rows["'-2+3"]
+    assert (second["size"], second["notes"]) == ("-0.5", "'\tTAB")  # a plain number is left a number
+    assert rows["'\nCR"]["notes"] == "-1e5"  # the carriage return is a line feed, inside quotes
+    for row in rows.values():
+        assert float(row["value"]) >= 0 and not row["value"].startswith("'")
+        for cell in row.values():
+            if cell.startswith(("=", "+", "-", "@", "\t", "\r")):
+                float(cell)  # only plain numbers may start so
+
+
+def _links(md):
+    """(text, destination) of every Markdown inline link (unescaped brackets)."""
+    return re.findall(r"(?<!\\)\[((?:\\.|[^\\\]])*)\]\(([^)\s]*)\)", md)
+
+
+def test_markdown_carries_no_html_and_links_only_to_http(data):
+    d = data["medhorizon"]
+    subs = [mcq_submission(d, "[click](javascript:alert(1)) <img src=x onerror=alert(1)>", lambda i: True,
+                           size="<script>alert(1)</script>", url='https://a.example/"><img/src=x/onerror=alert(1)>'),
+            mcq_submission(d, "![pic](https://evil.example/p.png) `code` *em* &#60;b&#62; two\nlines a\\|b",
+                           lambda i: i % 2 == 0)]
+    boards = B.build_leaderboard(subs, {"medhorizon": d}, n_resamples=10)
+    md = B.format_markdown(boards)
+    assert "<" not in md and ">" not in md  # no tag, comment or autolink can start
+    assert _links(md) == [(r"\[click\](javascript:alert(1)) &lt;img src=x onerror=alert(1)&gt;",
+                           "https://a.example/%22%3E%3Cimg/src=x/onerror=alert%281%29%3E")]
+    assert "&amp;#60;b&amp;#62;" in md  # the submitter's entities are shown, not decoded
+    assert r"!\[pic\](https://evil.example/p.png) \`code\` \*em\*" in md
+    table = [line for line in md.splitlines() if line.startswith("|")]
+    assert len(table) == 4  # header, alignment, two entries: the line break did not add a row
+    pipes = {len(re.findall(r"(?<!\\)\|", line)) for line in table}
+    assert len(pipes) == 1  # no cell was split by a pipe of the submitter's
+
+    # Validation refuses a non-http url; the writer checks again for boards built from other values.
+    boards[0].entries[0].metadata["url"] = "javascript:alert(1)"
+    assert _links(B.format_markdown(boards)) == []
+    boards[0].entries[0].metadata["url"] = "HTTPS://ok.example/a b"
+    assert [u for _, u in _links(B.format_markdown(boards))] == ["HTTPS://ok.example/a%20b"]
+
+
+# ------------------------------------------------------------------ a submission for another benchmark
+
+def test_a_submission_for_another_benchmark_says_so(tmp_path, files, data, capsys):
+    so = S.write_submission(mcq_submission(data["sureon"], "m", lambda i: True), tmp_path / "so.json")
+    release = files["medhorizon"]
+    for args, given in [(["validate", so, "--data", release], release),
+                        (["validate", so, "--data", f"sureon={release}"], f"sureon={release}"),
+                        (["build", so, "--data", release, "-o", tmp_path / "b"], release)]:
+        rc, out, err = run_cli(capsys, "leaderboard", *args)
+        assert rc == 2 and not out
+        assert err == (f"medhorizon-tasks leaderboard: error: {so}: this is a sureon submission, not medhorizon: "
+                       f"--data {given} is MedHorizon data, not Sureon data; pass the Sureon data with "
+                       "--data sureon=PATH\n")
+    rc, out, err = run_cli(capsys, "leaderboard", "validate", so, "--data", f"medhorizon={release}")
+    assert rc == 2 and err == (f"medhorizon-tasks leaderboard: error: {so}: this is a sureon submission, not "
+                               "medhorizon: --data gives medhorizon data only; pass --data sureon=PATH\n")
+    assert not (tmp_path / "b").exists()
+
+    with pytest.raises(DataError) as ei:
+        S.validate_submission(so, data["medhorizon"])
+    assert ei.value.problems == [f"metadata.benchmark: this is a sureon submission, not medhorizon: the data given "
+                                 f"({release}) is MedHorizon data; validate it against the Sureon data "
+                                 "(--data sureon=PATH)"]
+    with pytest.raises(DataError, match=f"{so}: this is a sureon submission, not medhorizon: no data given"):
+        B.build_leaderboard([so], {"medhorizon": data["medhorizon"]}, n_resamples=10)
+
+
+# ------------------------------------------------------------------ writing on a full disk
+
+def _disk_full(monkeypatch, folder):
+    import errno
+    import os
+
+    real_write = os.write
+    folder = str(folder.resolve())
+
+    def write(fd, buf):
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(folder):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, buf)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+def test_build_on_a_full_disk_is_one_message_and_keeps_the_previous_board(tmp_path, files, data, capsys,
+                                                                          monkeypatch):
+    d = data["medhorizon"]
+    a = S.write_submission(mcq_submission(d, "A", lambda i: True), tmp_path / "a.json")
+    b = S.write_submission(mcq_submission(d, "B", lambda i: i % 2 == 0), tmp_path / "b.json")
+    out = tmp_path / "board"
+    rc, _, err = run_cli(capsys, "leaderboard", "build", a, "--data", files["medhorizon"], "-o", out,
+                         "--n-resamples", "20")
+    assert rc == 0, err
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    _disk_full(monkeypatch, out)
+    rc, stdout, err = run_cli(capsys, "leaderboard", "build", a, b, "--data", files["medhorizon"], "-o", out,
+                              "--n-resamples", "20")
+    assert rc == 2 and not stdout
+    assert err == (f"medhorizon-tasks leaderboard: error: cannot write {out / 'leaderboard.md'}: "
+                   "No space left on device\n")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # all three as they were, no temporary file
+
+    rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"],
+                         "--predictions", tmp_path / "none.jsonl", "--model", "m", "--size", "1B", "-o", out / "s.json")
+    assert rc == 2 and "file not found" in err
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"uid": it.uid, "prediction": it.answer}) + "\n" for it in d.items))
+    rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"],
+                         "--predictions", preds, "--model", "m", "--size", "1B", "-o", out / "s.json")
+    assert rc == 2 and err == (f"medhorizon-tasks leaderboard: error: cannot write {out / 's.json'}: "
+                               "No space left on device\n")
+    assert sorted(p.name for p in out.iterdir()) == sorted(before)

@@ -101,3 +101,21 @@ def test_chromium_is_documented_for_a_missing_binary(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(pytest.fail.Exception, match="apt-get install -y chromium"):
         chromium()
+
+
+def test_page_and_markdown_link_the_same_urls_and_only_http(tmp_path):
+    from medhorizon_tasks.leaderboard.html import render_html
+
+    mh = D.load_benchmark_data("medhorizon", write_jsonl(tmp_path / "release.jsonl", release_records()))
+    urls = ["javascript:alert(1)", "data:text/html,<script>alert(1)</script>", "//evil.example/x",
+            "https:///no-host", "HTTPS://ok.example/a?b=1&c=2", "http://ok.example/\"><img src=x>"]
+    subs = [mcq_submission(mh, f"model {k}", random_ish(k)) for k in range(len(urls))]
+    boards = B.build_leaderboard(subs, {"medhorizon": mh}, n_resamples=10)
+    for e in boards[0].entries:  # urls validation would refuse, as a board built from other values may carry
+        e.metadata["url"] = urls[int(e.metadata["model"].split()[1])]
+    page = render_html(boards)
+    hrefs = [html.unescape(h) for h in re.findall(r'<a href="([^"]*)">', page)]
+    assert sorted(hrefs) == ["HTTPS://ok.example/a?b=1&c=2", "http://ok.example/\"><img src=x>"]
+    assert "<img" not in page and "<script>alert" not in page
+    md_links = re.findall(r"(?<!\\)\]\(([^)\s]*)\)", B.format_markdown(boards))
+    assert sorted(md_links) == ["HTTPS://ok.example/a?b=1&c=2", "http://ok.example/%22%3E%3Cimg%20src=x%3E"]

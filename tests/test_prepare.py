@@ -73,3 +73,32 @@ def test_cli_reports_a_broken_video_and_prepares_the_rest(synthetic, tmp_path, c
     assert info["entries"] == 1 and info["bytes"] > 0
     assert main(["cache", "clear", "--cache", str(tmp_path / "c")]) == 0
     assert "removed 1" in capsys.readouterr().out
+
+
+def test_cli_on_a_full_disk_fails_the_plans_it_could_not_store(synthetic, tmp_path, capsys, monkeypatch):
+    import errno
+    import os
+
+    recs = [json.loads(x) for x in synthetic.data_path.read_text().splitlines()][:1]
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    cache = tmp_path / "cache"
+    real_write = os.write
+
+    def full_disk(fd, buf):  # ENOSPC for every file under the cache folder, as on a full file system
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(cache)):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, buf)
+
+    monkeypatch.setattr(os, "write", full_disk)
+    rc = main(["prepare-frames", "--data", str(data), "--video-root", str(synthetic.video_root), "--cache",
+               str(cache), "--plans", "cap8", "--quiet"])
+    out = capsys.readouterr()
+    assert rc == 1
+    uids = [q["uid"] for q in recs[0]["qa"]]
+    for uid in uids:
+        assert f"error: item {uid}: frame cache {cache} not written (cannot write " in out.err
+    assert out.err.count("No space left on device") == len(uids)
+    assert f"{len(uids)} item(s) with video errors" in out.out  # the summary's wording is cli.py's
+    assert FrameCache(cache).info()["entries"] == 0
+    assert not [p for p in cache.rglob("*") if p.is_file()]  # no temporary file left behind

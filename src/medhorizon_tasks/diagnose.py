@@ -12,6 +12,7 @@ figure ``<kind>.png``.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from pathlib import Path
@@ -20,6 +21,7 @@ from .adapters.lmms_eval.runner import run_lmms_eval
 from .benchmarks.medhorizon import scoring
 from .benchmarks.medhorizon.diagnostics import DIAGNOSTICS
 from .benchmarks.medhorizon.release import load_release
+from .safeio import ByPath, atomic_write_files
 
 CSV_FIELDS = ("diagnostic", "label", "group", "x", "task", "model", "accuracy", "correct", "n", "invalid",
               "missing", "errors", "ci95_lo", "ci95_hi", "fine_grained", "semantic_reasoning", "order_seed",
@@ -76,14 +78,24 @@ def run_diagnostic(kind: str, model: str, *, model_args: str = "", synthetic: bo
             "strategy": v.kwargs.get("strategy", ""), "report": rep,
         })
 
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / f"{kind}.csv", "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=CSV_FIELDS, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
-    (out / f"{kind}.json").write_text(json.dumps(rows, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-    plot_diagnostic(kind, rows, out / f"{kind}.png", model=model)
+    write_outputs(kind, rows, out, model=model)
     return rows
+
+
+def write_outputs(kind: str, rows: list[dict], out: str | Path, *, model: str) -> list[Path]:
+    """``<kind>.csv``, ``<kind>.json`` and the figure ``<kind>.png`` under ``out``, all or nothing
+    (:func:`~.safeio.atomic_write_files`): a full disk leaves the previous files as they were and is
+    one WriteError naming the file."""
+    out = Path(out)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
+    w.writeheader()
+    w.writerows(rows)
+    return atomic_write_files({
+        out / f"{kind}.csv": buf.getvalue(),
+        out / f"{kind}.json": json.dumps(rows, indent=2, ensure_ascii=False, default=str),
+        out / f"{kind}.png": ByPath(lambda tmp: plot_diagnostic(kind, rows, tmp, model=model)),
+    })
 
 
 def plot_diagnostic(kind: str, rows: list[dict], path: Path, *, model: str) -> Path:

@@ -33,7 +33,6 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -41,17 +40,18 @@ from typing import Callable
 
 import numpy as np
 
+from .errors import MedHorizonError
+from .safeio import atomic_write_with
 from .sampling import FramePlan
 from .video import VideoIndex, decode_plan
 
-__all__ = ["FrameCache", "cached_decode", "CACHE_ENV"]
+__all__ = ["FrameCache", "CacheWriteError", "cached_decode", "CACHE_ENV"]
 
 CACHE_ENV = "MEDHORIZON_FRAME_CACHE"
 # Part of every key: bump it when decode_plan's output for the same inputs changes (another resize
 # filter, say), so that old entries are no longer found.
 _FORMAT = 1
 _END_BYTES = 1 << 20  # how much of each end of the video is hashed
-_TMP_SUFFIX = ".tmp"
 
 
 def _default_root() -> Path:
@@ -74,29 +74,26 @@ def _video_identity(path: str, size: int, mtime_ns: int) -> str:
 
 
 def _write_atomically(path: Path, write: Callable) -> None:
-    """``write(file)`` into a unique temporary file beside ``path``, then rename it over ``path``."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TMP_SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            # On disk before the rename: after a crash the entry is the old file or the whole new one,
-            # never a renamed file whose blocks were not written yet (which could read back as zeros).
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; the cache may be shared between users
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """``write(file)`` into a unique temporary file beside ``path``, flushed to disk, then renamed over ``path``
+    (:func:`~.safeio.atomic_write_with`; the temporary file is removed on any failure). On disk before the
+    rename: after a crash the entry is the old file or the whole new one, never a renamed file whose blocks
+    were not written yet (which could read back as zeros). 0644: the cache may be shared between users."""
+    atomic_write_with(path, write, mode=0o644)
+
+
+class CacheWriteError(MedHorizonError):
+    """A strict cache (:class:`FrameCache` ``strict=True``) could not store an entry (full disk, read-only)."""
 
 
 class FrameCache:
     """Decoded frame arrays on disk under ``root``
     (default: ``$MEDHORIZON_FRAME_CACHE``, else ``~/.cache/medhorizon_tasks/frames``)."""
 
-    def __init__(self, root: str | os.PathLike | None = None):
+    def __init__(self, root: str | os.PathLike | None = None, *, strict: bool = False):
+        """``strict``: an entry that cannot be written raises :class:`CacheWriteError` in
+        :func:`cached_decode` instead of a warning -- for ``prepare-frames``, whose only product is the cache."""
         self.root = Path(root) if root is not None else _default_root()
+        self.strict = strict
 
     def __repr__(self) -> str:
         return f"FrameCache({str(self.root)!r})"
@@ -132,7 +129,6 @@ class FrameCache:
         if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[0] != len(plan) or frames.shape[3] != 3:
             raise ValueError(f"expected ({len(plan)}, H, W, 3) uint8 frames, got {frames.shape} {frames.dtype}")
         entry = self._entry(self.key(video_path, plan, max_side))
-        entry.parent.mkdir(parents=True, exist_ok=True)
         _write_atomically(entry, lambda f: np.save(f, np.ascontiguousarray(frames), allow_pickle=False))
         sidecar = {"video": os.path.abspath(video_path), "video_bytes": os.stat(video_path).st_size,
                    "policy": plan.policy, "plan_key": plan.key, "max_side": max_side,
@@ -181,7 +177,8 @@ def cached_decode(path: str | os.PathLike, plan: FramePlan, *, max_side: int | N
                   cache: FrameCache | None = None) -> np.ndarray:
     """:func:`~medhorizon_tasks.video.decode_plan` through the frame cache: a hit decodes nothing.
 
-    A cache that cannot be written (read-only, full disk) only costs a warning.
+    A cache that cannot be written (read-only, full disk) only costs a warning, unless it is ``strict``:
+    then :class:`CacheWriteError` naming the item and the reason.
     """
     cache = cache if cache is not None else FrameCache()
     try:
@@ -194,6 +191,9 @@ def cached_decode(path: str | os.PathLike, plan: FramePlan, *, max_side: int | N
     try:
         cache.put(path, plan, max_side, frames)
     except OSError as exc:
+        if cache.strict:
+            where = f"item {uid}: " if uid is not None else ""
+            raise CacheWriteError(f"{where}frame cache {cache.root} not written ({exc})") from None
         warnings.warn(f"frame cache {cache.root} not written ({exc}); continuing without it",
                       RuntimeWarning, stacklevel=2)
     return frames

@@ -21,7 +21,6 @@ for a score report: ``"overall"``, the family names ``"fine_grained"`` and
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -306,13 +305,10 @@ def load_accuracy_file(path: str | os.PathLike) -> dict[str, float | None]:
 
     (c) an already flat ``{key: accuracy or null}`` object, returned as is.
     """
+    from .safeio import read_json
+
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"not a readable JSON file ({exc})", source=str(path)) from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise DataError(f"expected a JSON object, got {type(data).__name__}", source=str(path))
     if isinstance(data.get("results"), dict):
@@ -332,7 +328,11 @@ def load_accuracy_file(path: str | os.PathLike) -> dict[str, float | None]:
         if isinstance(data.get("overall"), dict):
             out["overall"] = _file_value(data["overall"].get("accuracy"), path, "overall.accuracy")
         for section in ("by_family", "by_task"):
-            for key, summary in (data.get(section) or {}).items():
+            summaries = data.get(section) or {}
+            if not isinstance(summaries, dict):
+                raise DataError(f"field '{section}': expected an object {{name: {{\"accuracy\": ...}}}}, got "
+                                f"{type(summaries).__name__}", source=str(path))
+            for key, summary in summaries.items():
                 acc = summary.get("accuracy") if isinstance(summary, dict) else None
                 out[str(key)] = _file_value(acc, path, f"{section}.{key}.accuracy")
         return out

@@ -5,7 +5,8 @@ index and change signal are computed once): ``--shard i/n`` keeps the videos
 whose position in the sorted list is ``i`` modulo ``n``, so ``n`` machines on a
 shared file system fill one cache between them; under ``accelerate launch``
 the shard defaults to the process index. ``--workers N`` decodes N videos at
-once on this machine. A broken video is reported per item and the rest go on.
+once on this machine. A broken video, or a plan the cache cannot store (a full
+disk, a read-only cache), is reported per item and the rest go on; either fails the run.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from tqdm import tqdm
 
 from .benchmarks.medhorizon.protocol import FrameSetting, load_frames
 from .errors import DataError, VideoError
-from .frame_cache import FrameCache
+from .frame_cache import CacheWriteError, FrameCache
 
 _PLAN = re.compile(r"^(cap|frames|frame_change|hybrid)(\d+)$|^oracle$")
 
@@ -56,14 +57,16 @@ def parse_shard(spec: str | None) -> tuple[int, int]:
 
 
 def _video_job(items, settings, video_root, cache_root) -> list[tuple[str, str, str | None]]:
-    cache = FrameCache(cache_root)
+    # strict: a plan decoded but not stored (full disk, read-only cache) is a failed plan here, since the
+    # cache entry is all this command produces.
+    cache = FrameCache(cache_root, strict=True)
     done = []
     for item in items:
         for setting in settings:
             try:
                 load_frames(item, setting, video_root, cache=cache)
                 done.append((item.uid, setting.mode, None))
-            except VideoError as exc:
+            except (VideoError, CacheWriteError) as exc:
                 done.append((item.uid, setting.mode, str(exc)))
     return done
 

@@ -51,6 +51,7 @@ the leader is the first entry of rank 1 (ties broken by model name).
 from __future__ import annotations
 
 import csv
+import html
 import io
 import math
 import os
@@ -59,10 +60,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, urlsplit
 
 import numpy as np
 
 from ..errors import DataError
+from ..safeio import atomic_write_files
 from ..stats import accuracy_summary, holm_adjust, mcnemar_test
 from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from .submission import Submission, input_protocol_text, read_submission, validate_submission
@@ -335,7 +338,9 @@ def build_leaderboard(submissions: Iterable[str | os.PathLike | Mapping], data: 
         bench = meta.get("benchmark") if isinstance(meta, dict) else None
         bdata = data.get(bench) if isinstance(bench, str) else None
         if bench in BENCHMARKS and bdata is None:
-            problems.append(f"{source}: no data given for benchmark {bench} (pass --data {bench}=PATH)")
+            given = [b for b in BENCHMARKS if b in data]
+            wrong = f"this is a {bench} submission, not {' or '.join(given)}: " if given else ""
+            problems.append(f"{source}: {wrong}no data given for benchmark {bench} (pass --data {bench}=PATH)")
             continue
         try:
             sub = validate_submission(obj, bdata, source=source)
@@ -402,11 +407,41 @@ def board_footnote(board: Board) -> str:
             + "".join(" " + n for n in board.notes))
 
 
-def _md_cell(text: str) -> str:
-    """Table-cell text: pipes escaped, and no raw HTML (a model name is text, never markup)."""
-    text = text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-    text = re.sub(r"&(?=#?\w+;)", "&amp;", text)  # an entity would be decoded
-    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)  # a tag would be rendered ("p<0.001" is safe)
+_MD_PUNCT = re.compile(r"([\\`*_~\[\]|])")
+_MD_TABLE = re.compile(r"([\\|])")
+_SUBMITTED = (1, 2, 3, 4)  # model, size, input protocol (with the mode), date: the submitter's text
+
+
+def _md_cell(text: str, *, submitted: bool = True) -> str:
+    """Table-cell text shown as text: a model name, size or note is never markup.
+
+    HTML-escaped (no tag, comment or entity of the submitter's reaches a renderer that allows raw HTML),
+    ``\\`` and ``|`` (which would split the cell) backslash-escaped, line breaks made spaces; a
+    ``submitted`` text also has its Markdown punctuation escaped: ``[`` / ``]`` (no link or image,
+    whatever its URL), emphasis and code spans. The package's own cells ("[95% CI]") stay readable.
+    """
+    text = html.escape(" ".join(str(text).splitlines()), quote=False)
+    return (_MD_PUNCT if submitted else _MD_TABLE).sub(r"\\\1", text)
+
+
+def link_url(url) -> str | None:
+    """``url`` when a model may link to it (an http(s) address with a host), else None; Markdown and HTML
+    share this rule, so a ``javascript:`` or ``data:`` url never becomes a link, whatever built the board."""
+    if not isinstance(url, str):
+        return None
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    return url if parts.scheme.lower() in ("http", "https") and parts.netloc else None
+
+
+def _md_url(url) -> str | None:
+    """:func:`link_url`, fit for a Markdown link destination."""
+    url = link_url(url)
+    # Percent-encode what could end the destination or the table cell: ( ) < > [ ] | \ ` " ' and spaces.
+    return None if url is None else quote(url, safe=":/?#@!$&*+,;=%-._~")
 
 
 def format_markdown(boards: list[Board], title: str = "Leaderboard") -> str:
@@ -415,15 +450,15 @@ def format_markdown(boards: list[Board], title: str = "Leaderboard") -> str:
     for board in boards:
         head, rows = table_rows(board)
         lines += [f"## {board.name}", ""]
-        lines.append("| " + " | ".join(_md_cell(h) for h in head) + " |")
+        lines.append("| " + " | ".join(_md_cell(h, submitted=False) for h in head) + " |")
         n_fixed = len(head) - len(board.secondary)
         lines.append("|" + "|".join("---:" if i in (0, 5, 6) or i >= n_fixed else "---"
                                     for i in range(len(head))) + "|")
         for e, row in zip(board.entries, rows):
-            cells = [_md_cell(c) for c in row]
-            url = e.metadata.get("url")
+            cells = [_md_cell(c, submitted=i in _SUBMITTED) for i, c in enumerate(row)]
+            url = _md_url(e.metadata.get("url"))
             if url:
-                cells[1] = f"[{cells[1]}]({url.replace(')', '%29').replace(' ', '%20')})"
+                cells[1] = f"[{cells[1]}]({url})"
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", board_footnote(board), ""]
     return "\n".join(lines)
@@ -446,11 +481,29 @@ CSV_COLUMNS = ("benchmark", "data_version", "rank", "model", "size", "fps", "cap
                "sig_vs_leader")
 
 
+# A spreadsheet runs a cell starting with one of these as a formula (OWASP "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _csv_cell(value):
+    """``value``, with text that a spreadsheet would run as a formula prefixed by ``'`` (shown, not run).
+    Plain numbers such as ``-0.5`` stay numbers. A carriage return becomes a line feed: the writer quotes
+    fields holding its line terminator (``\n``) only, and a bare ``\r`` would split the row for readers."""
+    if not isinstance(value, str):
+        return value
+    if value.startswith(_FORMULA_START) and not _PLAIN_NUMBER.fullmatch(value):
+        value = "'" + value
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def format_csv(boards: list[Board]) -> str:
     """All boards as one CSV: one row per entry, fractions in 0..1 (not percent), empty cells for n/a.
 
     Common columns first (:data:`CSV_COLUMNS`), then every board's secondary
     metrics (blank on other benchmarks' rows), then url, notes, submission.
+    Text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
+    gets a leading ``'`` (see :func:`_csv_cell`).
     """
     extra: list[str] = []
     for board in boards:
@@ -478,22 +531,18 @@ def format_csv(boards: list[Board]) -> str:
                    "url": m.get("url", ""), "notes": m.get("notes", ""), "submission": e.submission.source}
             for k in extra:
                 row[k] = _num(e.secondary.get(k)) if k in e.secondary else ""
-            w.writerow(row)
+            w.writerow({k: _csv_cell(v) for k, v in row.items()})
     return buf.getvalue()
 
 
 def write_leaderboard(boards: list[Board], out_dir: str | os.PathLike, *, title: str = "Leaderboard") -> dict[str, Path]:
-    """Write ``leaderboard.md``, ``leaderboard.csv`` and ``leaderboard.html`` into ``out_dir``."""
+    """Write ``leaderboard.md``, ``leaderboard.csv`` and ``leaderboard.html`` into ``out_dir``; a failure
+    (full disk, a folder in the way) is one WriteError naming the file."""
     from .html import render_html
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     texts = {"md": format_markdown(boards, title), "csv": format_csv(boards), "html": render_html(boards, title)}
-    paths = {}
-    for ext, text in texts.items():
-        path = out / f"leaderboard.{ext}"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8", newline="")
-        os.replace(tmp, path)
-        paths[ext] = path
+    paths = {ext: out / f"leaderboard.{ext}" for ext in texts}
+    # All or nothing: a full disk leaves the previous three files as they were, never a mixed set.
+    atomic_write_files({paths[ext]: text for ext, text in texts.items()})
     return paths

@@ -15,10 +15,11 @@ back to ``$MEDHORIZON_DATA``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..errors import DataError, MedHorizonError
-from .data import BENCHMARKS, BenchmarkData, load_benchmark_data
+from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
 
 __all__ = ["add_parser"]
 
@@ -46,13 +47,38 @@ class _DataLoader:
         self.cache: dict[str, BenchmarkData] = {}
         self.plain_used: list[str] = []
 
-    def get(self, bench: str) -> BenchmarkData:
+    def _load(self, bench: str, path: str | None) -> BenchmarkData:
+        return load_benchmark_data(bench, path, hierarchy=self.hierarchy if bench == "surghi" else None)
+
+    def _reads_as(self, path: str, bench: str) -> str | None:
+        """The other benchmark whose data ``path`` is, if any (asked only once ``path`` failed as ``bench``)."""
+        for other in BENCHMARKS:
+            if other == bench:
+                continue
+            try:
+                self._load(other, path)
+            except MedHorizonError:
+                continue
+            return other
+        return None
+
+    def get(self, bench: str, submission: str | None = None) -> BenchmarkData:
+        """``bench``'s data; ``submission``: the file that needs it, named when it is for another benchmark
+        than the data given."""
+        from ..benchmarks.medhorizon.release import DATA_ENV
+
         if bench in self.cache:
             return self.cache[bench]
-        if bench in self.paths:
+        wrong = f"this is a {bench} submission, not "
+        explicit = bench in self.paths
+        if explicit:
             path = self.paths[bench]
         else:
             path = self.paths.get(None)
+            others = [b for b in BENCHMARKS if b in self.paths]
+            if path is None and others and not (bench == "medhorizon" and os.environ.get(DATA_ENV)):
+                raise DataError(f"{wrong}{' or '.join(others)}: --data gives {' and '.join(others)} data only; "
+                                f"pass --data {bench}=PATH", source=submission)
             if path is not None:
                 other = [b for b in self.plain_used if b != bench]
                 if other:
@@ -60,8 +86,14 @@ class _DataLoader:
                                           f"{other[0]} and {bench}: pass --data {other[0]}=PATH --data {bench}=PATH")
                 self.plain_used.append(bench)
         try:
-            data = load_benchmark_data(bench, path, hierarchy=self.hierarchy if bench == "surghi" else None)
+            data = self._load(bench, path)
         except DataError as exc:
+            other = self._reads_as(path, bench) if path is not None else None
+            if other is not None:
+                given = f"{bench}={path}" if explicit else path
+                raise DataError(f"{wrong}{other}: --data {given} is {BENCHMARK_NAMES[other]} data, not "
+                                f"{BENCHMARK_NAMES[bench]} data; pass the {BENCHMARK_NAMES[bench]} data with "
+                                f"--data {bench}=PATH", source=submission) from None
             raise DataError(exc.problems, source=f"{bench} data {exc.source or path or ''}".rstrip()) from None
         self.cache[bench] = data
         return data
@@ -113,7 +145,7 @@ def _cmd_validate(args) -> int:
             invalid(path, exc.problems)
             continue
         bench = _benchmark_of(obj)
-        data = loader.get(bench) if bench else None  # bad data is not the submission's fault: exit 2
+        data = loader.get(bench, path) if bench else None  # bad data is not the submission's fault: exit 2
         try:
             sub = validate_submission(obj, data, source=path)
         except DataError as exc:
@@ -138,7 +170,7 @@ def _cmd_build(args) -> int:
         except DataError:
             continue  # build_leaderboard reports it with the others
         if bench and bench not in data:
-            data[bench] = loader.get(bench)
+            data[bench] = loader.get(bench, path)
     boards = build_leaderboard(args.submissions, data, n_resamples=args.n_resamples, seed=args.seed,
                                alpha=args.alpha)
     paths = write_leaderboard(boards, args.out, title=args.title)

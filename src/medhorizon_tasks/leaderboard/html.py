@@ -5,7 +5,7 @@ tables are in the HTML itself (readable without JavaScript, by a crawler or
 ``chromium --dump-dom``); a few lines of inline JavaScript only let a reader
 re-sort a table by clicking a column header. Every text from a submission is
 escaped with :func:`html.escape`; a model links to its ``url`` only when that
-is an http(s) address (validation already requires it).
+is an http(s) address (validation already requires it; :func:`~.build.link_url`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from .build import Board, board_footnote, table_rows
+from .build import Board, board_footnote, link_url, table_rows
 
 __all__ = ["render_html"]
 
@@ -86,8 +86,8 @@ def _board_html(board: Board) -> str:
             attrs = (f' class="{" ".join(classes)}"' if classes else "") + _value_attr(value)
             cell = escape(text)
             if i == 1:
-                url = m.get("url")
-                if isinstance(url, str) and url.startswith(("http://", "https://")):
+                url = link_url(m.get("url"))
+                if url is not None:
                     cell = f'<a href="{escape(url, quote=True)}">{cell}</a>'
                 if m.get("notes"):
                     attrs += f' title="{escape(m["notes"], quote=True)}"'

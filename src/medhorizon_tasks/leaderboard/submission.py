@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
-from .data import BENCHMARKS, BenchmarkData, show_id
+from ..safeio import atomic_write_text, read_json
+from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, show_id
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Submission", "read_submission", "check_submission",
            "validate_submission", "make_submission", "dumps_submission", "write_submission",
@@ -109,21 +110,9 @@ def input_protocol_text(metadata: dict) -> str:
 # ------------------------------------------------------------------ reading
 
 def read_submission(path: str | os.PathLike) -> Any:
-    """The JSON value of a submission file (not yet validated); DataError if it is not JSON."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"file not found: {path}") from None
-    except (IsADirectoryError, PermissionError) as exc:
-        raise DataError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", source=str(path)) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})",
-                        source=str(path)) from None
+    """The JSON value of a submission file (not yet validated); DataError naming the file and line if it is
+    not readable JSON (:func:`~..safeio.read_json`)."""
+    return read_json(path)
 
 
 # ------------------------------------------------------------------ metadata
@@ -314,7 +303,10 @@ def check_submission(obj: Any, data: BenchmarkData | None = None) -> tuple[Submi
     raw_meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     bench = raw_meta.get("benchmark") if raw_meta.get("benchmark") in BENCHMARKS else None
     if data is not None and bench is not None and bench != data.benchmark:
-        problems.append(f"metadata.benchmark: the submission is for {bench} but the data given is {data.benchmark}")
+        # One clear reason: its ids and version checked against another benchmark's data would only add noise.
+        problems.append(f"metadata.benchmark: this is a {bench} submission, not {data.benchmark}: the data given "
+                        f"({data.source}) is {BENCHMARK_NAMES[data.benchmark]} data; validate it against the "
+                        f"{BENCHMARK_NAMES[bench]} data (--data {bench}=PATH)")
         bench = None
     if data is not None and bench is not None and isinstance(raw_meta.get("data_version"), str) \
             and raw_meta["data_version"] != data.version:
@@ -440,9 +432,5 @@ def dumps_submission(sub: dict) -> str:
 
 
 def write_submission(sub: dict, path: str | os.PathLike) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(dumps_submission(sub), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    """Write the submission atomically; a failure (full disk...) is one WriteError naming the path."""
+    return atomic_write_text(path, dumps_submission(sub))

@@ -10,7 +10,6 @@ line, when there is no usable uid) and the field.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import re
@@ -18,8 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ...errors import DataError
-from ...jsonl import iter_jsonl
 from ...mcq import parse_options, strip_letter_prefix
+from ...safeio import iter_jsonl, load_hf_dataset_folder, read_json, read_parquet_rows
 from .taxonomy import resolve_task
 
 __all__ = ["Item", "load_release", "flatten_record", "features", "items_to_dataset", "LETTERS", "DATA_ENV"]
@@ -292,40 +291,31 @@ def flatten_record(record: object, line: int, problems: list[str]) -> list[Item]
 # ------------------------------------------------------------------ loading
 
 def _records_from_path(path: Path):
-    """(line, record) pairs from a JSONL/JSON file or a local Hugging Face dataset folder."""
+    """(line, record) pairs from a JSONL/JSON file or a local Hugging Face dataset folder.
+
+    Every file goes through :mod:`...safeio`, so any bytes give records or one DataError naming the file.
+    """
     if path.is_dir():
         if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
-            from datasets import load_from_disk
-
-            ds = load_from_disk(str(path))
-            if hasattr(ds, "keys"):  # DatasetDict
-                ds = ds["test"] if "test" in ds else ds[next(iter(ds.keys()))]
-            return [(i + 1, r) for i, r in enumerate(ds.to_list())]
-        candidates = sorted(path.glob("*.jsonl")) + sorted(path.glob("data/*.jsonl"))
+            return list(enumerate(load_hf_dataset_folder(path, split="test"), 1))
+        candidates = [p for p in sorted(path.glob("*.jsonl")) + sorted(path.glob("data/*.jsonl")) if p.is_file()]
         preferred = [p for p in candidates if "test" in p.name]
         if preferred or candidates:
             return list(iter_jsonl((preferred or candidates)[0]))
-        parquet = sorted(path.glob("*.parquet")) + sorted(path.glob("data/*.parquet"))
+        parquet = [p for p in sorted(path.glob("*.parquet")) + sorted(path.glob("data/*.parquet")) if p.is_file()]
         if parquet:
-            import pyarrow.parquet as pq
-
             rows = []
             for p in parquet:
-                rows.extend(pq.read_table(p).to_pylist())
-            return [(i + 1, r) for i, r in enumerate(rows)]
+                rows.extend(read_parquet_rows(p))
+            return list(enumerate(rows, 1))
         raise DataError(f"{path} is a folder without a release file (*.jsonl, *.parquet or a saved dataset)")
     if path.suffix == ".json":
-        try:
-            value = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise DataError(f"file not found: {path}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DataError(f"not valid JSON: {exc}", source=str(path)) from None
+        value = read_json(path)
         if isinstance(value, dict):
             value = [value]
         if not isinstance(value, list):
             raise DataError("expected a JSON list of video records", source=str(path))
-        return [(i + 1, r) for i, r in enumerate(value)]
+        return list(enumerate(value, 1))
     return list(iter_jsonl(path))
 
 

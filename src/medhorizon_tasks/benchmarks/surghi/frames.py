@@ -16,8 +16,6 @@ Every problem of a file is reported at once, each naming its line and field.
 
 from __future__ import annotations
 
-import csv
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -25,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ...errors import DataError
-from ...jsonl import iter_jsonl
+from ...safeio import iter_csv, iter_jsonl, read_json
 from .hierarchy import Hierarchy
 from .vocab import get_hierarchy
 
@@ -67,18 +65,7 @@ def item_features():
 
 def _iter_records(path: Path) -> Iterable[tuple[int, Any]]:
     if path.suffix.lower() in (".csv", ".tsv"):
-        try:
-            fh = open(path, encoding="utf-8", newline="")
-        except FileNotFoundError:
-            raise DataError(f"file not found: {path}") from None
-        with fh:
-            reader = csv.DictReader(fh, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
-            missing = [f for f in ROW_FIELDS if f not in (reader.fieldnames or [])]
-            if missing:
-                raise DataError(f"header: missing column(s) {', '.join(missing)} "
-                                f"(expected {', '.join(ROW_FIELDS)})", source=str(path))
-            for row in reader:
-                yield reader.line_num, row
+        yield from iter_csv(path, "\t" if path.suffix.lower() == ".tsv" else ",", required=ROW_FIELDS)
     else:
         yield from iter_jsonl(path)
 
@@ -169,12 +156,7 @@ def load_hierarchy_file(path: str | os.PathLike) -> dict[str, Hierarchy] | Hiera
     """``--hierarchy H``: one hierarchy ``{"phases": ..., "semantic_groups": ...}`` (for every
     dataset the package does not know) or ``{dataset: {"phases": ...}, ...}``."""
     path = Path(path)
-    try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"file not found: {path}") from None
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno})", source=str(path)) from None
+    obj = read_json(path)
     if isinstance(obj, Mapping) and "phases" not in obj and obj and all(isinstance(v, Mapping) for v in obj.values()):
         problems: list[str] = []
         out: dict[str, Hierarchy] = {}
@@ -186,7 +168,13 @@ def load_hierarchy_file(path: str | os.PathLike) -> dict[str, Hierarchy] | Hiera
         if problems:
             raise DataError(problems, source=str(path))
         return out
-    return Hierarchy.from_json(obj, source=str(path))
+    try:
+        return Hierarchy.from_json(obj, source=str(path))
+    except DataError as exc:
+        if exc.source == str(path):
+            raise
+        # Raised by the Hierarchy itself (e.g. a step in two semantic groups), under the hierarchy's name.
+        raise DataError(exc.problems, source=str(path)) from None
 
 
 def resolve_hierarchies(annotations: Iterable[FrameRow],
