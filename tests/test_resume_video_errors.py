@@ -16,12 +16,10 @@ Every assertion is on the files lmms-eval writes (it exits 0 when a run fails).
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
 
-import av
 import numpy as np
 import pytest
 
@@ -34,64 +32,6 @@ from medhorizon_tasks.video import index_video
 pytestmark = pytest.mark.e2e
 
 TASKS = ["medhorizon", "medhorizon_frames4", "medhorizon_oracle"]
-SETTINGS = {"medhorizon": FrameSetting(), "medhorizon_frames4": FrameSetting(frames=4),
-            "medhorizon_oracle": FrameSetting(mode="oracle")}
-
-
-def _keyframe_packets(path):
-    with av.open(str(path)) as c:
-        s = c.streams.video[0]
-        return [(p.pts, p.pos, p.size) for p in c.demux(s) if p.size and p.is_keyframe]
-
-
-@pytest.fixture(scope="module")
-def broken_release(synthetic, tmp_path_factory):
-    """(data path, video root, {"good"|"missing"|"corrupt": set of uids})."""
-    tmp = tmp_path_factory.mktemp("broken_release")
-    records = [json.loads(x) for x in synthetic.data_path.read_text().splitlines()]
-    short = sorted((r for r in records if r["duration_seconds"] < 600), key=lambda r: -len(r["qa"]))
-    root = tmp / "videos"
-    corrupt, corrupt_at = None, None
-    for rec in short:
-        index = index_video(synthetic.video_root / rec["video_path"])
-        needed = {name: set() for name in SETTINGS}
-        for it in load_release_records(tmp, [rec]):
-            for name, setting in SETTINGS.items():
-                needed[name].update(plan_for(it, setting, index).indices)
-        # a GOP that the cap-64 plan needs and neither 4 frames nor any oracle plan touches
-        keys = [int(k) for k in index.key_positions] + [index.num_frames]
-        for k0, k1 in zip(keys, keys[1:]):
-            gop = set(range(k0, k1))
-            if gop & needed["medhorizon"] and not gop & (needed["medhorizon_frames4"] | needed["medhorizon_oracle"]):
-                corrupt, corrupt_at = rec, int(index.pts[k0])
-                break
-        if corrupt is not None:
-            break
-    assert corrupt is not None, "no video with a GOP that only the cap-64 plan needs"
-    missing, good = [r for r in short if r is not corrupt][:2]
-    chosen = [corrupt, missing, good]
-    for rec in chosen:
-        dst = root / rec["video_path"]
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(synthetic.video_root / rec["video_path"], dst)
-    (root / missing["video_path"]).unlink()
-    path = root / corrupt["video_path"]
-    pts, pos, size = next(p for p in _keyframe_packets(path) if p[0] == corrupt_at)
-    data = bytearray(path.read_bytes())
-    data[pos:pos + size] = bytes(size)
-    path.write_bytes(bytes(data))
-    assert index_video(path).num_frames == index_video(synthetic.video_root / corrupt["video_path"]).num_frames
-    data_path = tmp / "release.jsonl"
-    data_path.write_text("".join(json.dumps(r) + "\n" for r in chosen))
-    uids = {name: {str(q["uid"]) for q in rec["qa"]} for name, rec in
-            (("corrupt", corrupt), ("missing", missing), ("good", good))}
-    return data_path, root, uids
-
-
-def load_release_records(tmp, records):
-    p = tmp / "one.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return load_release(p)
 
 
 def _env(data, root):

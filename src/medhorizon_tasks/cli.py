@@ -1,10 +1,11 @@
 """The ``medhorizon-tasks`` command.
 
 Sub-commands: ``score``, ``compare``, ``blind-audit``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
-``synthetic``, ``task-path``. Errors in the
+``prepare-frames``, ``cache``, ``synthetic``, ``check``, ``run``, ``task-path``, ``leaderboard``. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
 """
+
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ from pathlib import Path
 from .errors import MedHorizonError
 
 EXIT_USAGE = 2
+DESCRIPTION = ("Evaluate multimodal models on long medical and surgical video with the published protocols of "
+               "MedHorizon, Sureon and SurgHiBench: pre-flight your data and videos (check), run lmms-eval with an "
+               "honest exit status (run), score predictions with confidence intervals (score, compare), run the "
+               "papers' diagnostics (diagnose, sweep, stats, plot) and build leaderboards (leaderboard).")
+
 
 
 def _cmd_task_path(args) -> int:
@@ -274,6 +280,26 @@ def _cmd_compare(args) -> int:
     return 0
 
 
+def _cmd_check(args) -> int:
+    from .runs.preflight import preflight
+
+    report = preflight(args.benchmark, args.data, args.video_root, videos=not args.no_videos,
+                       progress=not args.quiet and not args.json, workers=args.workers)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(report.message())
+    if report.fatal:
+        return EXIT_USAGE
+    return 0 if report.ok else 1
+
+
+def _cmd_run(args) -> int:
+    from .adapters.lmms_eval.runner import run_cli
+
+    return run_cli(args.lmms_eval_args)
+
+
 def _cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -281,7 +307,7 @@ def _cmd_demo(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="medhorizon-tasks", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="medhorizon-tasks", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True)
 
     s = sub.add_parser("score", help="score a predictions file against a benchmark")
@@ -393,6 +419,26 @@ def build_parser() -> argparse.ArgumentParser:
     y.add_argument("--quiet", action="store_true")
     y.set_defaults(func=_cmd_synthetic)
 
+    ck = sub.add_parser("check", help="pre-flight a benchmark's data and videos (what every run checks before "
+                        "loading a model)", description="Check that a benchmark's data load and validate, that the "
+                        "video root exists and that every referenced video is present, readable and matches the "
+                        "data (duration, times). Exit 0 when everything is usable, 1 when some videos are not, 2 "
+                        "when the data or the video root are unusable.")
+    ck.add_argument("--benchmark", default="medhorizon", choices=["medhorizon", "sureon", "surghi"])
+    ck.add_argument("--data", help="the data file or folder (default: $MEDHORIZON_DATA, $SUREON_DATA or $SURGHI_DATA)")
+    ck.add_argument("--video-root", help="folder the data's video_path values are relative to (default: "
+                    "$MEDHORIZON_VIDEO_ROOT / $SUREON_VIDEO_ROOT / $SURGHI_VIDEO_ROOT, else the data's folder)")
+    ck.add_argument("--no-videos", action="store_true", help="check the data only")
+    ck.add_argument("--workers", type=int, default=4, help="videos indexed at once (default 4)")
+    ck.add_argument("--json", action="store_true")
+    ck.add_argument("--quiet", action="store_true", help="no progress bar")
+    ck.set_defaults(func=_cmd_check)
+
+    rn = sub.add_parser("run", add_help=False, help="run the real lmms-eval CLI with your arguments, then exit "
+                        "non-zero with the reason when the evaluation failed (see `medhorizon-tasks run --help`)")
+    rn.add_argument("lmms_eval_args", nargs=argparse.REMAINDER)
+    rn.set_defaults(func=_cmd_run)
+
     t = sub.add_parser("task-path", help="print the folder to pass to lmms-eval as --include_path")
     t.set_defaults(func=_cmd_task_path)
 
@@ -402,13 +448,46 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+EXIT_SIGPIPE = 128 + 13  # what a shell reports for a process ended by SIGPIPE
+
+
+def _stdout_gone() -> int:
+    """The reader of stdout went away (``| head``): stop quietly, as a process killed by SIGPIPE would."""
+    # Point stdout at /dev/null: the interpreter flushes it once more at exit and would fail again, loudly.
     try:
-        return args.func(args)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (e.g. captured by a test): nothing left to flush
+        pass
+    return EXIT_SIGPIPE
+
+
+def _fail(command: str, message: str, status: int) -> int:
+    try:
+        print(f"medhorizon-tasks {command}: error: {message}", file=sys.stderr)
+    except BrokenPipeError:  # stderr is a closed pipe too: the status is all that is left to say it
+        pass
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["run"]:  # everything after `run` belongs to lmms-eval, options included
+        args = argparse.Namespace(command="run", func=_cmd_run, lmms_eval_args=argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
+    try:
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe must show up here, not in the interpreter's final flush
+        return status
+    except BrokenPipeError:
+        return _stdout_gone()
     except MedHorizonError as exc:
-        print(f"medhorizon-tasks {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return _fail(args.command, str(exc), EXIT_USAGE)
+    except OSError as exc:  # the environment (disk full, permissions) in code that does not use safeio
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        return _fail(args.command, f"{exc.strerror or exc}{where}", EXIT_USAGE)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

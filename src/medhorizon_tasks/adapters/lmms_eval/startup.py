@@ -1,0 +1,152 @@
+"""What this package does as lmms-eval starts, before any task is built or model loaded.
+
+lmms-eval 0.7.3 has no entry point for tasks, but it imports the
+``lmms_eval.models`` entry points (this package registers its models there)
+before its CLI builds a ``TaskManager`` and before it loads a model. The
+entry point's callable therefore calls :func:`install`, which
+
+1. adds this package's task folder to lmms-eval's default task search path,
+   so ``lmms-eval --tasks medhorizon`` works without ``--include_path``
+   (``--include_path`` keeps working; ``MEDHORIZON_NO_AUTO_TASKS=1`` opts out).
+   It wraps ``TaskManager.initialize_tasks`` -- the one method that receives
+   the search paths -- and only for the lmms-eval versions it was tested
+   with; any other version gets a warning and the old behaviour;
+2. when the process is the lmms-eval CLI evaluating a task of this package,
+   runs the pre-flight (:mod:`medhorizon_tasks.runs.preflight`): data that do
+   not load, a missing video root or failing videos stop the run with one
+   message and exit status 2 before the model is loaded, unless
+   ``MEDHORIZON_ALLOW_VIDEO_ERRORS=1`` (then failing videos are only listed
+   and their items are counted wrong).
+
+Nothing here may raise an ``Exception``: lmms-eval catches it and silently
+drops every plugin's models. A run is stopped with ``SystemExit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+NO_AUTO_TASKS_ENV = "MEDHORIZON_NO_AUTO_TASKS"
+TESTED_VERSIONS = ("0.7.",)
+BENCHMARK_PREFIXES = ("medhorizon", "sureon", "surghi")
+TEXT_ONLY_TASKS = frozenset({"medhorizon_text", "sureon_blind"})
+
+_installed = False
+
+
+def install() -> None:
+    """Idempotent; see the module doc."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    try:
+        _add_task_folder()
+    except Exception as exc:  # noqa: BLE001 - never break lmms-eval's start-up; say what happened
+        _warn(f"could not add the medhorizon task folder to lmms-eval's search path ({exc}); "
+              "pass --include_path \"$(medhorizon-tasks task-path)\"")
+    args = cli_arguments(sys.argv)
+    if args is not None:
+        check_cli_run(args)
+
+
+def _warn(message: str) -> None:
+    print(f"[medhorizon-tasks] {message}", file=sys.stderr)
+
+
+def lmms_eval_version() -> str:
+    from importlib.metadata import version
+
+    return version("lmms-eval")
+
+
+def _add_task_folder() -> None:
+    if os.environ.get(NO_AUTO_TASKS_ENV, "").strip() not in ("", "0"):
+        return
+    found = lmms_eval_version()
+    if not found.startswith(TESTED_VERSIONS):
+        _warn(f"lmms-eval {found} is not a version this package was tested with ({', '.join(TESTED_VERSIONS)}x): "
+              "its tasks are not added automatically; pass --include_path \"$(medhorizon-tasks task-path)\"")
+        return
+    from lmms_eval.tasks import TaskManager
+
+    from .runner import task_path
+
+    original = TaskManager.initialize_tasks
+    if getattr(original, "_medhorizon_task_folder", False):
+        return
+    ours = str(task_path())
+
+    def initialize_tasks(self, include_path=None, include_defaults=True):
+        paths = [] if include_path is None else [include_path] if isinstance(include_path, str) else list(include_path)
+        if not any(os.path.realpath(p) == os.path.realpath(ours) for p in paths):
+            paths.append(ours)
+        return original(self, include_path=paths, include_defaults=include_defaults)
+
+    initialize_tasks._medhorizon_task_folder = True
+    initialize_tasks.__wrapped__ = original
+    TaskManager.initialize_tasks = initialize_tasks
+
+
+# ------------------------------------------------------------------ the CLI run
+
+def cli_arguments(argv: list[str]) -> argparse.Namespace | None:
+    """``--tasks`` / ``--model`` / ``--model_args`` when ``argv`` is the lmms-eval CLI's, else None."""
+    if not argv:
+        return None
+    prog = Path(argv[0])
+    if not (prog.name in ("lmms-eval", "lmms_eval") or (prog.name == "__main__.py" and prog.parent.name == "lmms_eval")):
+        return None
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--tasks", default=None)
+    parser.add_argument("--model", default="")
+    parser.add_argument("--model_args", default="")
+    args, _ = parser.parse_known_args(argv[1:])
+    return args if args.tasks else None
+
+
+def benchmarks_needed(tasks: str) -> dict[str, bool]:
+    """``{benchmark: needs videos}`` for the release tasks of this package named in ``--tasks``
+    (the synthetic ones need no user data)."""
+    needed: dict[str, bool] = {}
+    for name in (t.strip() for t in tasks.split(",")):
+        if not name or "synthetic" in name or name.startswith("list") or os.sep in name:
+            continue
+        bench = next((b for b in BENCHMARK_PREFIXES if name.startswith(b)), None)
+        if bench is not None:
+            needed[bench] = needed.get(bench, False) or name not in TEXT_ONLY_TASKS
+    return needed
+
+
+def _is_main_process() -> bool:
+    return os.environ.get("LOCAL_RANK", os.environ.get("RANK", "0")) in ("0", "")
+
+
+def check_cli_run(args: argparse.Namespace) -> None:
+    """Pre-flight for the benchmarks ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
+    needed = benchmarks_needed(args.tasks)
+    if not needed:
+        return
+    from ...runs.preflight import allow_video_errors, preflight
+
+    main = _is_main_process()
+    for bench, videos in needed.items():
+        try:
+            report = preflight(bench, videos=videos, progress=main and sys.stderr.isatty())
+        except Exception as exc:  # noqa: BLE001 - a bug in a check must not hide behind lmms-eval's handler
+            _warn(f"{bench} pre-flight could not run ({type(exc).__name__}: {exc})")
+            raise SystemExit(2) from None
+        if report.ok:
+            if main:
+                _warn(report.message())
+            continue
+        if report.fatal is None and allow_video_errors():
+            if main:
+                _warn(report.message().replace("Fix:", "Continuing (MEDHORIZON_ALLOW_VIDEO_ERRORS is set); fix:", 1))
+            continue
+        if main:
+            print(f"medhorizon-tasks: {report.message()}", file=sys.stderr)
+        raise SystemExit(2)

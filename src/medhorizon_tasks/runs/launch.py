@@ -1,0 +1,99 @@
+"""Launching a framework's real CLI and saying honestly how it went.
+
+lmms-eval and VLMEvalKit both exit 0 when an evaluation fails (an unknown
+task, an exception in a model or a scorer): the only truth is in the files
+they write. A launcher here therefore runs the framework's own CLI in a
+subprocess (its output shown live and kept in a log file), then reads what it
+wrote and collects every reason the run does not count into a
+:class:`Verdict`, whose exit status is what the user's shell sees:
+
+* 0: every requested task produced its metric and per-item samples, with no
+  video error (or video errors allowed by ``MEDHORIZON_ALLOW_VIDEO_ERRORS=1``);
+* 1: the evaluation failed or is incomplete (one line per reason);
+* 2: the run was refused before it started (bad arguments, pre-flight).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Verdict", "run_logged", "last_error", "EXIT_OK", "EXIT_FAILED", "EXIT_REFUSED"]
+
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
+
+
+@dataclass
+class Verdict:
+    """Why a finished run does not count (``reasons``), and what the user should know anyway (``notes``)."""
+
+    framework: str
+    reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    refused: bool = False  # stopped before the evaluation started (pre-flight, arguments)
+
+    @property
+    def ok(self) -> bool:
+        return not self.reasons
+
+    @property
+    def exit_code(self) -> int:
+        if self.ok:
+            return EXIT_OK
+        return EXIT_REFUSED if self.refused else EXIT_FAILED
+
+    def summary(self, prog: str = "medhorizon-tasks") -> str:
+        if self.ok:
+            return "\n".join([f"{prog}: {self.framework} run OK", *(f"  note: {n}" for n in self.notes)])
+        head = f"{prog}: {self.framework} run FAILED: {self.reasons[0]}"
+        return "\n".join([head, *(f"  also: {r}" for r in self.reasons[1:]), *(f"  note: {n}" for n in self.notes)])
+
+
+def run_logged(cmd: list[str], *, env: dict | None = None, log: Path, echo: bool = True,
+               timeout: float | None = None, cwd: str | os.PathLike | None = None) -> int:
+    """Run ``cmd``, its output shown live (``echo``) and written to ``log``; returns its exit status.
+
+    Ctrl-C is passed on to the child, which then stops as it would on its own.
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8", errors="replace") as fh:
+        fh.write("$ " + " ".join(cmd) + "\n")
+        fh.flush()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd,
+                                text=True, errors="replace", bufsize=1)
+        assert proc.stdout is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            for line in proc.stdout:
+                fh.write(line)
+                if echo:
+                    sys.stderr.write(line)
+                if deadline is not None and time.monotonic() > deadline:
+                    proc.kill()
+                    fh.write(f"\n[killed after {timeout:g} s]\n")
+                    break
+            return proc.wait()
+        except KeyboardInterrupt:
+            proc.wait()
+            raise
+
+
+_ERROR_LINE = re.compile(r"(?:^|\s)(?:[A-Za-z_.]*(?:Error|Exception)\b[^\n]*|.*\|\s*ERROR\s*\|[^\n]*)")
+
+
+def last_error(log: Path, limit: int = 300) -> str | None:
+    """The last line of ``log`` that reports an error or exception (shortened), if any."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        text = line.strip()
+        if text and _ERROR_LINE.search(text) and not text.startswith("$ "):
+            return text if len(text) <= limit else text[: limit - 3] + "..."
+    return None
