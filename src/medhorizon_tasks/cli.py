@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from .errors import MedHorizonError
+from .text import listing, plural, report_json, with_item
 
 EXIT_USAGE = 2
 DESCRIPTION = ("Evaluate multimodal models on long medical and surgical video with the published protocols of "
@@ -89,7 +90,7 @@ def _cmd_score_sureon(args) -> int:
     rep = sureon.report(records, blind_records=blind)
     if args.records:
         write_jsonl(args.records, records)
-    print(json.dumps(rep, indent=2, ensure_ascii=False) if args.json else sureon.format_report(rep))
+    print(report_json(rep) if args.json else sureon.format_report(rep))
     return 0
 
 
@@ -144,7 +145,7 @@ def _cmd_score_surghi(args) -> int:
     hierarchies = frames.resolve_hierarchies(annotations, given)
     predictions = scoring.read_predictions(args.predictions, hierarchies)
     rep = scoring.evaluate(annotations, predictions, hierarchies).report()
-    print(scoring.dumps_report(rep) if args.json else scoring.format_report(rep))
+    print(report_json(rep) if args.json else scoring.format_report(rep))
     for ds, r in rep["datasets"].items():
         if r.get("n_missing") or r.get("n_extra") or r.get("n_errors"):
             print(f"warning: {ds}: {r['n_missing']} annotated frame(s) without a prediction (scored wrong), "
@@ -172,10 +173,33 @@ def _cmd_score(args) -> int:
     if args.records:
         write_jsonl(args.records, records)
     if args.json:
-        print(json.dumps(rep, indent=2, ensure_ascii=False))
-    else:
-        print(scoring.format_table([(args.label or Path(args.predictions).stem, args.input or "?", rep)]))
+        print(report_json(rep))
+        return 0
+    label, inp = _run_label(args.predictions, records)
+    print(scoring.format_table([(args.label or label, args.input or inp, rep)]))
+    for line in listing("video errors (scored wrong)", [with_item(e["uid"], e["error"]) for e in rep["video_errors"]]):
+        print(line)
+    missing = [r["uid"] for r in records if r["status"] == "missing"]
+    for line in listing("no prediction (scored wrong)", [f"item {u}" for u in missing]):
+        print(line)
     return 0
+
+
+def _run_label(predictions: str, records: list[dict]) -> tuple[str, str]:
+    """(model, input) of a MedHorizon predictions file: from lmms-eval's results file beside a samples
+    file, else the file name and the records' mode."""
+    from .benchmarks.medhorizon.protocol import FrameSetting
+    from .samples import model_label, run_description
+
+    run = run_description(predictions)
+    if run is not None:
+        try:
+            return model_label(run), FrameSetting.from_kwargs(run["kwargs"]).describe()
+        except (TypeError, ValueError):
+            return model_label(run), "?"
+    modes = {r["mode"] for r in records if r["status"] != "missing"}
+    mode = modes.pop() if len(modes) == 1 else None
+    return Path(predictions).stem, {"text": "text only", "oracle": "GT evidence"}.get(mode, mode or "?")
 
 
 def _cmd_diagnose(args) -> int:
@@ -193,7 +217,7 @@ def _cmd_stats(args) -> int:
     from .benchmarks.medhorizon.sparsity import format_sparsity, sparsity_report
 
     rep = sparsity_report(_load_items("medhorizon", args.data))
-    print(json.dumps(rep, indent=2) if args.json else format_sparsity(rep))
+    print(report_json(rep) if args.json else format_sparsity(rep))
     return 0
 
 
@@ -232,11 +256,11 @@ def _cmd_prepare(args) -> int:
     summary = prepare_frames(items, settings, root, cache=FrameCache(args.cache), workers=args.workers,
                              shard=shard, progress=not args.quiet)
     for uid, err in sorted(summary["errors"].items()):
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {with_item(uid, err)}", file=sys.stderr)
     c = summary["cache"]
-    print(f"shard {summary['shard']}: {summary['videos']} videos, {summary['plans']} plans, "
-          f"{len(summary['errors'])} item(s) with video errors; cache {c['root']}: {c['entries']} entries, "
-          f"{c['bytes'] / 1e9:.2f} GB")
+    print(f"shard {summary['shard']}: {plural(summary['videos'], 'video')}, {plural(summary['plans'], 'plan')}, "
+          f"{plural(len(summary['errors']), 'item')} with errors (video, or the cache could not be written); "
+          f"cache {c['root']}: {plural(c['entries'], 'entry')}, {c['bytes'] / 1e9:.2f} GB")
     return 1 if summary["errors"] else 0
 
 
@@ -245,11 +269,11 @@ def _cmd_cache(args) -> int:
 
     cache = FrameCache(args.cache)
     if args.action == "clear":
-        print(f"removed {cache.clear()} entries from {cache.root}")
+        print(f"removed {plural(cache.clear(), 'entry')} from {cache.root}")
     else:
         info = cache.info()
         print(json.dumps(info, default=str) if args.json else
-              f"{info['root']}: {info['entries']} entries, {info['bytes'] / 1e9:.3f} GB")
+              f"{info['root']}: {plural(info['entries'], 'entry')}, {info['bytes'] / 1e9:.3f} GB")
     return 0
 
 
@@ -276,7 +300,7 @@ def _cmd_compare(args) -> int:
         # Sureon's SM items are judged separately and stay out of the paired tests, as out of mu.
         runs[label] = {r["uid"]: bool(r["correct"]) for r in records if r.get("kind") != "sm"}
     result = pairwise_mcnemar(runs, alpha=args.alpha)
-    print(json.dumps(result, indent=2) if args.json else format_pairwise(result))
+    print(report_json(result) if args.json else format_pairwise(result))
     return 0
 
 

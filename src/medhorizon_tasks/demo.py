@@ -43,7 +43,18 @@ def _pct(x) -> str:
     return "  —  " if x is None else f"{100 * x:5.1f}"
 
 
+def require_lmms_eval() -> None:
+    """The demo runs the real lmms-eval CLI: say which extra brings it before doing any work."""
+    import importlib.util
+
+    if importlib.util.find_spec("lmms_eval") is None:
+        raise MedHorizonError("the demo runs the real lmms-eval CLI, which is not installed here: install the "
+                              "package with its lmms extra, pip install 'medhorizon-tasks[lmms]' (from a checkout: "
+                              "pip install -e '.[lmms]')")
+
+
 def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) -> int:
+    require_lmms_eval()
     t0 = time.time()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

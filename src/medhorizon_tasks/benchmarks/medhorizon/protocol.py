@@ -95,6 +95,18 @@ class FrameSetting:
                    max_side=int(max_side) if max_side else None, strategy=str(kw.get("strategy", "uniform")),
                    order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)))
 
+    def describe(self) -> str:
+        """The "Input" column of a report: ``1 FPS, cap 64``, ``32 frames``, ``text only``, ``GT evidence``."""
+        if self.mode == "text":
+            return "text only"
+        if self.mode == "oracle":
+            return "GT evidence"
+        if self.frames:
+            text = f"{self.frames} frames" + ("" if self.strategy == "uniform" else f", {self.strategy.replace('_', '-')}")
+        else:
+            text = f"{self.fps:g} FPS, cap {self.cap}"
+        return text if self.order == "original" else f"{text}, {self.order.replace('_', ' ')}"
+
     @property
     def needs_change_signal(self) -> bool:
         return self.mode == "visual" and self.strategy != "uniform"

@@ -17,7 +17,6 @@ whose video could not be read (``error``) count as wrong, as in MedHorizon.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections import defaultdict
@@ -26,6 +25,7 @@ from collections.abc import Callable, Sequence
 from ...errors import DataError
 from ...extract import extract_choice
 from ...stats import accuracy_summary, multimodal_gain
+from ...text import listing, with_item
 from ..medhorizon.scoring import PREDICTION_KEYS, read_predictions, records_for
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
 
@@ -378,26 +378,14 @@ def format_report(rep: dict) -> str:
     counted = [f"{mu[k]} {k}" for k in ("invalid", "missing", "errors") if mu.get(k)]
     if counted:
         lines.append("counted wrong in mu: " + ", ".join(counted))
-    lines.extend(_listing("video errors", [_named(e["uid"], e["error"]) for e in rep.get("video_errors", [])]))
-    lines.extend(_listing("no prediction (scored wrong)", [f"item {u}" for u in rep.get("missing", [])]))
-    lines.extend(_listing("no blind prediction (scored wrong)", [f"item {u}" for u in rep.get("blind_missing", [])]))
+    lines.extend(listing("video errors", [with_item(e["uid"], e["error"]) for e in rep.get("video_errors", [])]))
+    lines.extend(listing("no prediction (scored wrong)", [f"item {u}" for u in rep.get("missing", [])]))
+    lines.extend(listing("no blind prediction (scored wrong)", [f"item {u}" for u in rep.get("blind_missing", [])]))
     return "\n".join(lines)
 
 
-def _named(uid, error) -> str:
-    """``item <uid>: <error>``, without doubling a prefix the error text already has."""
-    text = str(error)
-    return text if text.startswith(f"item {uid}:") else f"item {uid}: {text}"
-
-
-def _listing(title: str, entries: list[str], limit: int = 20) -> list[str]:
-    if not entries:
-        return []
-    shown = [f"  {e}" for e in entries[:limit]]
-    more = [f"  ... and {len(entries) - limit} more"] if len(entries) > limit else []
-    return [f"{title} ({len(entries)}):", *shown, *more]
-
-
 def dumps_report(rep: dict) -> str:
-    """The report as JSON text."""
-    return json.dumps(rep, indent=2, ensure_ascii=False)
+    """The report as JSON text (NaN as null, floating-point dust rounded away)."""
+    from ...text import report_json
+
+    return report_json(rep)

@@ -18,7 +18,6 @@ step separately, missing and error frames included).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from dataclasses import dataclass, field
@@ -211,13 +210,10 @@ def format_report(rep: dict) -> str:
 
 
 def dumps_report(rep: dict) -> str:
-    def clean(v):
-        if isinstance(v, float) and math.isnan(v):
-            return None
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        return v
-    return json.dumps(clean(rep), indent=2, ensure_ascii=False)
+    """The report as JSON text (NaN as null, floating-point dust rounded away)."""
+    from ...text import report_json
+
+    return report_json(rep)
 
 
 __all__ = ["BENCHMARK", "Prediction", "SurghiResult", "evaluate", "read_predictions", "format_report",

@@ -1,0 +1,53 @@
+"""Small pieces of the text reports, written once: counts, item-named messages, capped listings, numbers."""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["plural", "with_item", "listing", "clean_number", "report_json"]
+
+
+def plural(n: int, singular: str, plural_form: str | None = None) -> str:
+    """``"1 entry"``, ``"3 entries"``, ``"0 videos"``."""
+    word = singular if n == 1 else (plural_form or (singular[:-1] + "ies" if singular.endswith("y") else singular + "s"))
+    return f"{n} {word}"
+
+
+def with_item(uid, message) -> str:
+    """``item <uid>: <message>``, without doubling a prefix the message already carries."""
+    text = str(message)
+    return text if text.startswith(f"item {uid}:") else f"item {uid}: {text}"
+
+
+def listing(title: str, entries: list[str], limit: int = 20) -> list[str]:
+    """``title (n):`` and one indented line per entry, at most ``limit`` of them; nothing for no entries."""
+    if not entries:
+        return []
+    shown = [f"  {e}" for e in entries[:limit]]
+    more = [f"  ... and {len(entries) - limit} more"] if len(entries) > limit else []
+    return [f"{title} ({len(entries)}):", *shown, *more]
+
+
+def clean_number(x, digits: int = 12):
+    """A float rounded to ``digits`` decimals, so floating-point dust (2.8e-17 for 0) never reaches a report;
+    other values unchanged."""
+    if isinstance(x, float) and math.isfinite(x):
+        return round(x, digits) + 0.0  # + 0.0 turns -0.0 into 0.0
+    return x
+
+
+def report_json(value, indent: int | None = 2) -> str:
+    """A report as JSON text: floats cleaned (:func:`clean_number`), NaN and infinities written as ``null``
+    (JSON has no NaN; ``json.dumps`` would write an invalid ``NaN``)."""
+    import json
+
+    def clean(v):
+        if isinstance(v, float):
+            return clean_number(v) if math.isfinite(v) else None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(value), indent=indent, ensure_ascii=False)
