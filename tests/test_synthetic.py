@@ -581,3 +581,22 @@ def test_build_without_files_list_is_still_replaced(tmp_path, tiny_layout):
     (root / "notes.txt").write_text("mine")
     S.build_synthetic(root, seed=1, progress=False)
     assert S._is_valid(root, 1) and tiny_layout == [0, 1] and (root / "notes.txt").read_text() == "mine"
+
+
+def test_the_benchmark_builds_beside_samples_built_first(tmp_path):
+    """The Sureon and SurgHiBench samples live inside the benchmark's folder by default; a user who runs
+    a sample task first must still be able to build the benchmark there (it used to refuse)."""
+    from medhorizon_tasks.data.synthetic_sureon import build_sureon_sample
+    from medhorizon_tasks.data.synthetic_surghi import build_surghi_sample
+
+    root = tmp_path / "v2"
+    sureon = build_sureon_sample(root / "sureon_v1")
+    surghi = build_surghi_sample(root / "surghi_v2")
+    bench = S.build_synthetic(root, seed=0, progress=False)
+    assert bench.data_path.exists() and len(bench.records()) == 16
+    assert sureon.data_path.exists() and surghi.annotations_path.exists(), "the samples were kept"
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    with pytest.raises(S.DataError, match="notes.txt"):
+        S.build_synthetic(foreign, seed=0, progress=False)

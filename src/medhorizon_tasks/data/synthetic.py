@@ -1027,6 +1027,19 @@ def _listed(entries: list[str]) -> str:
     return ", ".join(entries[:10]) + (f" and {len(entries) - 10} more" if len(entries) > 10 else "")
 
 
+def _nested_build(folder: Path, name: str) -> bool:
+    """Whether ``folder/name`` is another synthetic build of this package (the Sureon and SurgHiBench
+    samples live inside the MedHorizon build folder by default, and may be built first) or its lock file:
+    it is beside the build, not in its way."""
+    path = folder / name
+    if name.endswith(".lock") and not path.is_dir():
+        return (folder / name[: -len(".lock")]).is_dir()
+    if not path.is_dir() or path.is_symlink():
+        return False
+    manifest = _read_manifest(path)
+    return manifest is not None and str(manifest.get("generator", "")).startswith("medhorizon_tasks.data.")
+
+
 def _replaceable(folder: Path, shown: Path, owned: Callable[[Path], set[str] | None], what: str,
                  writes: Collection[str] = ()) -> set[str]:
     """The files of the build in ``folder`` that a rebuild may replace (none when it is absent or empty).
@@ -1042,7 +1055,8 @@ def _replaceable(folder: Path, shown: Path, owned: Callable[[Path], set[str] | N
     mine = owned(folder)
     if mine is None:
         with os.scandir(folder) as it:
-            entries = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in it)
+            entries = sorted(e.name + ("/" if e.is_dir(follow_symlinks=False) else "") for e in it
+                             if not _nested_build(folder, e.name))
         if entries:
             raise DataError(f"{shown} exists and is not a {what} (it holds {_listed(entries)}); refusing to replace it")
         return set()
