@@ -7,7 +7,6 @@ import pytest
 
 from medhorizon_tasks.benchmarks.sureon import items as I
 from medhorizon_tasks.benchmarks.sureon import scoring as S
-from medhorizon_tasks.data import synthetic_sureon as SS
 from medhorizon_tasks.errors import DataError
 from medhorizon_tasks.judge import Verdict
 from medhorizon_tasks.stats import accuracy_summary, wilson_ci
@@ -406,69 +405,3 @@ def test_format_report(items):
     assert "n=3, judged=2" in text and "accuracy 33.3%" in text and "invalid verdicts=1" in text
     plain = S.format_report(S.report(run(items, VISUAL, judge=None), n_resamples=NR))
     assert "MG" not in plain and "not judged: 3" in plain
-
-
-# ------------------------------------------------------------------ the synthetic sample's folder
-
-
-@pytest.fixture
-def small_sample(monkeypatch):
-    """Two items instead of 29: these tests are about the folder, not the videos."""
-    real = SS.plan_sample
-    monkeypatch.setattr(SS, "plan_sample", lambda seed=0: real(seed)[:2])
-
-
-def _tree(root):
-    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
-
-
-def test_sample_is_cached_and_rebuilt_on_seed_change(tmp_path, small_sample):
-    root = tmp_path / "s"
-    sample = SS.build_sureon_sample(root, seed=0)
-    first = _tree(root)
-    mtimes = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
-    assert SS.build_sureon_sample(root, seed=0) == sample
-    assert {p: p.stat().st_mtime_ns for p in root.rglob("*")} == mtimes
-    SS.build_sureon_sample(root, seed=1)
-    manifest = json.loads((root / "manifest.json").read_text())
-    assert manifest["seed"] == 1 and _tree(root) != first
-    assert {k for k, v in _tree(root).items() if v is not None} == set(manifest["files"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s", "s.lock"]
-
-
-def test_sample_rebuild_keeps_files_it_did_not_write(tmp_path, small_sample):
-    root = tmp_path / "s"
-    SS.build_sureon_sample(root, seed=0)
-    (root / "notes.txt").write_text("beside the sample")
-    (root / "videos" / "clips" / "extra.mp4").write_bytes(b"inside the sample")
-    before = _tree(root)
-    with pytest.raises(DataError, match="refusing to replace") as err:
-        SS.build_sureon_sample(root, seed=1)
-    assert str(err.value).split("did not write: ")[1].split(";")[0] == "videos/clips/extra.mp4"
-    assert _tree(root) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s", "s.lock"]
-    (root / "videos" / "clips" / "extra.mp4").unlink()
-    SS.build_sureon_sample(root, seed=1)
-    assert json.loads((root / "manifest.json").read_text())["seed"] == 1
-    assert (root / "notes.txt").read_text() == "beside the sample"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s", "s.lock"]
-
-
-def test_sample_refuses_a_folder_that_is_not_a_sample(tmp_path, small_sample):
-    root = tmp_path / "s"
-    root.mkdir()
-    (root / "manifest.json").write_text('{"seed": 1}')
-    (root / "data.csv").write_text("a,b")
-    with pytest.raises(DataError, match="not a synthetic Sureon sample.*data.csv, manifest.json.*refusing to replace"):
-        SS.build_sureon_sample(root, seed=0)
-    assert sorted(_tree(root)) == ["data.csv", "manifest.json"]
-
-
-def test_sample_written_before_the_files_list_is_replaced(tmp_path, small_sample):
-    root = tmp_path / "s"
-    SS.build_sureon_sample(root, seed=0)
-    (root / "manifest.json").write_text(json.dumps({"version": SS.SAMPLE_VERSION, "seed": 0, "items": 2}))
-    SS.build_sureon_sample(root, seed=0)  # still valid: reused
-    assert "files" not in json.loads((root / "manifest.json").read_text())
-    SS.build_sureon_sample(root, seed=1)
-    assert json.loads((root / "manifest.json").read_text())["seed"] == 1

@@ -1,6 +1,5 @@
 """SurgHiBench core: hierarchy (tree / DAG), canonicalisation, shipped vocabularies, Tasks 1-3."""
 
-import json
 import math
 
 import pytest
@@ -18,7 +17,6 @@ from medhorizon_tasks.benchmarks.surghi import (
     overall,
     video_metrics,
 )
-from medhorizon_tasks.data import synthetic_surghi as SG
 from medhorizon_tasks.errors import DataError
 
 KEYS = {*METRIC_KEYS, "n_videos", "n_invalid"}
@@ -193,61 +191,3 @@ def test_video_metrics_dag_every_metric_hand_computed():
     # with x only under B (a tree), frame 4's x is no longer in its ground-truth phase A: a cousin
     tree = Hierarchy.from_json({"phases": {"A": ["a1"], "B": ["x", "b1"]}, "semantic_groups": {"g": ["a1", "b1"]}})
     assert video_metrics(gp, gs, pp, ps, tree)["sibling"] == pytest.approx(3 / 5)
-
-
-# ------------------------------------------------------------------ the synthetic sample's folder
-
-
-@pytest.fixture
-def small_sample(monkeypatch):
-    """Two videos instead of six: these tests are about the folder, not the videos."""
-    real = SG.plan_sample
-    monkeypatch.setattr(SG, "plan_sample", lambda seed=0: real(seed)[:2])
-
-
-def _tree(root):
-    return {p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None) for p in root.rglob("*")}
-
-
-def test_sample_is_cached_and_rebuilt_on_seed_change(tmp_path, small_sample):
-    root = tmp_path / "s"
-    sample = SG.build_surghi_sample(root, seed=0)
-    first = _tree(root)
-    mtimes = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
-    assert SG.build_surghi_sample(root, seed=0) == sample
-    assert {p: p.stat().st_mtime_ns for p in root.rglob("*")} == mtimes
-    SG.build_surghi_sample(root, seed=1)
-    manifest = json.loads((root / "manifest.json").read_text())
-    assert manifest["seed"] == 1 and _tree(root) != first
-    assert {k for k, v in _tree(root).items() if v is not None} == set(manifest["files"])
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s", "s.lock"]
-
-
-def test_sample_rebuild_keeps_files_it_did_not_write(tmp_path, small_sample):
-    root = tmp_path / "s"
-    SG.build_surghi_sample(root, seed=0)
-    (root / "predictions.jsonl").write_text("{}\n")
-    (root / "videos" / "synthtree" / "mine.mp4").write_bytes(b"mine")
-    before = _tree(root)
-    with pytest.raises(DataError, match="refusing to replace") as err:
-        SG.build_surghi_sample(root, seed=1)
-    assert str(err.value).split("did not write: ")[1].split(";")[0] == "videos/synthtree/mine.mp4"
-    assert _tree(root) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s", "s.lock"]
-    (root / "videos" / "synthtree" / "mine.mp4").unlink()
-    SG.build_surghi_sample(root, seed=1)
-    assert json.loads((root / "manifest.json").read_text())["seed"] == 1
-    assert (root / "predictions.jsonl").read_text() == "{}\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s", "s.lock"]
-
-
-def test_sample_written_before_the_files_list_is_replaced(tmp_path, small_sample):
-    root = tmp_path / "s"
-    SG.build_surghi_sample(root, seed=0)
-    manifest = json.loads((root / "manifest.json").read_text())
-    legacy = {k: manifest[k] for k in ("version", "seed", "fps", "frames", "videos")}
-    (root / "manifest.json").write_text(json.dumps(legacy))
-    SG.build_surghi_sample(root, seed=0)  # still valid: reused
-    assert "files" not in json.loads((root / "manifest.json").read_text())
-    SG.build_surghi_sample(root, seed=1)
-    assert json.loads((root / "manifest.json").read_text())["seed"] == 1

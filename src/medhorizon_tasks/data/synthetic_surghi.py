@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .synthetic import _read_manifest, build_folder, default_synthetic_dir, write_video
+from .synthetic import build_folder, default_synthetic_dir, manifest_files, sample_is_valid, write_video
 from .visual_code import BackgroundGenerator, encode_code
 
 SAMPLE_VERSION = 2
@@ -134,27 +134,22 @@ def _render(video: dict, seed: int):
             yield bg(t)
 
 
-def _owned_files(root: Path) -> set[str] | None:
-    """The files (relative POSIX paths) that this builder wrote in ``root``, from its manifest."""
-    manifest = _read_manifest(root)
-    if manifest is None:
-        return None
-    files = manifest.get("files") if manifest.get("generator") == GENERATOR else None
+def _legacy_files(manifest: dict) -> list[str] | None:
+    """Manifests from before the "files" list: the data files and one video per entry of "videos"."""
     videos = manifest.get("videos")
     if (set(manifest) == {"version", "seed", "fps", "frames", "videos"} and isinstance(videos, list)
             and all(isinstance(v, dict) and isinstance(v.get("video_path"), str) for v in videos)):
-        # manifests from before the "files" list: the data files and one video per entry of "videos"
-        files = [*_DATA_FILES, *(f"videos/{v['video_path']}" for v in videos)]
-    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-        return None
-    return {*files, MANIFEST_NAME}
+        return [*_DATA_FILES, *(f"videos/{v['video_path']}" for v in videos)]
+    return None
+
+
+def _owned_files(root: Path) -> set[str] | None:
+    """The files (relative POSIX paths) that this builder wrote in ``root``, from its manifest."""
+    return manifest_files(root, GENERATOR, _legacy_files)
 
 
 def _is_valid(root: Path, seed: int) -> bool:
-    manifest = _read_manifest(root)
-    files = _owned_files(root)
-    return (manifest is not None and files is not None and manifest.get("version") == SAMPLE_VERSION
-            and manifest.get("seed") == seed and all((root / f).is_file() for f in files))
+    return sample_is_valid(root, seed, SAMPLE_VERSION, _owned_files)
 
 
 def _write(tmp: Path, seed: int) -> None:
