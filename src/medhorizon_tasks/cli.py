@@ -1,7 +1,8 @@
 """The ``medhorizon-tasks`` command.
 
 Sub-commands: ``score``, ``compare``, ``blind-audit``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
-``prepare-frames``, ``cache``, ``synthetic``, ``check``, ``run``, ``task-path``, ``leaderboard``. Errors in the
+``prepare-frames``, ``cache``, ``synthetic``, ``check``, ``run``, ``task-path``, ``leaderboard``, ``build-dataset``,
+``videos``, ``surghi``. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
 """
@@ -469,6 +470,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .leaderboard.cli import add_parser as add_leaderboard_parser
 
     add_leaderboard_parser(sub)
+
+    from .data_cli import add_parsers as add_data_parsers
+
+    add_data_parsers(sub)
     return p
 
 

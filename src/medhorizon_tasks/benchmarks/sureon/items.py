@@ -41,7 +41,8 @@ from ...mcq import parse_options
 from ..medhorizon.release import parse_uid
 
 __all__ = ["Category", "CATEGORIES", "CATEGORY_CODES", "GROUPS", "KINDS", "LETTERS", "N_OPTIONS",
-           "N_EVENTS", "SureonItem", "resolve_category", "parse_item", "load_items"]
+           "N_EVENTS", "SureonItem", "resolve_category", "parse_item", "load_items", "features", "to_row",
+           "from_row"]
 
 N_OPTIONS = 7
 N_EVENTS = 3
@@ -121,6 +122,46 @@ class SureonItem:
     def accuracy_scored(self) -> bool:
         """True for the items pooled into mu (MCQ and TO); SM is judged and reported separately."""
         return self.kind != "sm"
+
+
+# ------------------------------------------------------------------ as a dataset (the Hub release)
+
+def features():
+    """The ``datasets.Features`` of a Sureon item row.
+
+    ``answer`` is the MCQ letter (``""`` for TO and SM); a TO item's true order is ``answer_order``
+    (``[]`` otherwise), so one column never mixes a letter with a list.
+    """
+    from datasets import Features, List, Value
+
+    return Features({
+        "uid": Value("string"), "category": Value("string"), "category_name": Value("string"),
+        "group": Value("string"), "kind": Value("string"), "question": Value("string"),
+        "video_path": Value("string"), "start_s": Value("float64"), "end_s": Value("float64"),
+        "options": List(Value("string")), "answer": Value("string"), "answer_order": List(Value("string")),
+        "events": List(Value("string")), "reference": Value("string"),
+    })
+
+
+def to_row(item: "SureonItem") -> dict:
+    """A :class:`SureonItem` as a row of :func:`features`."""
+    order = list(item.answer) if item.kind == "to" else []
+    return {"uid": item.uid, "category": item.category, "category_name": item.category_name, "group": item.group,
+            "kind": item.kind, "question": item.question, "video_path": item.video_path, "start_s": item.start_s,
+            "end_s": item.end_s, "options": list(item.options), "answer": item.answer if item.kind == "mcq" else "",
+            "answer_order": order, "events": list(item.events), "reference": item.reference}
+
+
+def from_row(row: dict) -> dict:
+    """A row back to the item-file record that ``load_items`` reads (the inverse of :func:`to_row`)."""
+    rec = {k: row[k] for k in ("uid", "category", "question", "video_path", "start_s", "end_s")}
+    if row["kind"] == "mcq":
+        rec.update(options=list(row["options"]), answer=row["answer"])
+    elif row["kind"] == "to":
+        rec.update(events=list(row["events"]), answer=list(row["answer_order"]))
+    else:
+        rec["reference"] = row["reference"]
+    return rec
 
 
 # ------------------------------------------------------------------ parsing

@@ -1,0 +1,390 @@
+"""Building the Hugging Face dataset of a release, and publishing it: ``medhorizon-tasks build-dataset``.
+
+A build validates the annotations with the package's own readers (every
+problem named, nothing written on any), then writes the Hub layout::
+
+    README.md                                   the dataset card: hf_dataset_card/README.md with its YAML
+                                                configs / dataset_info rendered for the configs built
+    version.json                                the data version of each benchmark (as `leaderboard version`)
+    mlvbench_test.jsonl                         MedHorizon as published: one record per video, qa nested
+    data/medhorizon/test-00000-of-00001.parquet one row per question (release.features())
+    sureon/sureon_test.jsonl                    Sureon items, as `load_items` reads them
+    data/sureon/test-00000-of-00001.parquet     one row per item (sureon_items.features())
+    surghi/surghi_test.jsonl, hierarchy.json    SurgHiBench frame rows and the hierarchies they are scored on
+    data/surghi/test-00000-of-00001.parquet     one row per frame (frames.item_features())
+
+so that ``datasets.load_dataset(DIR)`` (config ``medhorizon``, the default,
+or ``sureon`` / ``surghi``) gives the items with typed Features, and every
+command of the package takes the JSONL files as ``--data``: ``load_release(DIR)``
+reads ``mlvbench_test.jsonl``, and ``leaderboard version`` prints the hash in
+``version.json``. The same input gives the same bytes (no time stamps), so a
+rebuild that changes nothing uploads nothing new.
+
+Publishing (``push``) uploads the folder with ``huggingface_hub``'s
+``upload_folder`` in one commit whose message carries the versions. Without a
+token, and with ``--dry-run``, nothing leaves the machine: the plan --
+every path, size and SHA-256 -- is printed instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from ..benchmarks.sureon import items as sureon_items
+from ..errors import DataError, MedHorizonError
+from ..safeio import ByPath, atomic_write_files, iter_jsonl, read_json, read_text
+
+__all__ = ["BENCHMARK_FILES", "CONFIG_PATHS", "card_template",
+           "render_card", "split_card", "build_dataset", "BuildResult", "upload_plan", "push", "format_plan",
+           "VERSION_FILE"]
+
+VERSION_FILE = "version.json"
+#: The JSONL each benchmark's readers take, inside the built folder.
+BENCHMARK_FILES = {"medhorizon": "mlvbench_test.jsonl", "sureon": "sureon/sureon_test.jsonl",
+                   "surghi": "surghi/surghi_test.jsonl"}
+HIERARCHY_FILE = "surghi/hierarchy.json"
+#: The parquet of each config (one split, ``test``).
+CONFIG_PATHS = {b: f"data/{b}/test-00000-of-00001.parquet" for b in BENCHMARK_FILES}
+_OWN = ("README.md", VERSION_FILE, *BENCHMARK_FILES.values(), HIERARCHY_FILE, *CONFIG_PATHS.values())
+_BUILD_INFO = "<!-- build-info -->"
+
+
+# ------------------------------------------------------------------ Sureon's Features
+
+@functools.cache
+def _features(benchmark: str):
+    if benchmark == "medhorizon":
+        from ..benchmarks.medhorizon.release import features
+
+        return features()
+    if benchmark == "sureon":
+        return sureon_items.features()
+    from ..benchmarks.surghi.frames import item_features
+
+    return item_features()
+
+
+# ------------------------------------------------------------------ the card
+
+def card_template(path: str | os.PathLike | None = None) -> Path:
+    """The card to build from: ``path``, else the package's copy, else the checkout's ``hf_dataset_card/``."""
+    if path is not None:
+        return Path(path)
+    try:
+        from importlib.resources import files
+
+        packaged = files("medhorizon_tasks.hf_dataset_card") / "README.md"
+        if packaged.is_file():
+            return Path(str(packaged))
+    except (ModuleNotFoundError, TypeError):
+        pass
+    checkout = Path(__file__).resolve().parents[3] / "hf_dataset_card" / "README.md"
+    if checkout.is_file():
+        return checkout
+    raise MedHorizonError("the dataset card template (hf_dataset_card/README.md) is not installed: pass --card")
+
+
+def split_card(text: str, source: str = "card") -> tuple[dict, str]:
+    """``(YAML header as a dict, Markdown body)`` of a dataset card."""
+    import yaml
+
+    m = re.match(r"\A---\r?\n(.*?)\r?\n---\r?\n?(.*)\Z", text, re.DOTALL)
+    if not m:
+        raise DataError("the card does not start with a YAML header between '---' lines", source=source)
+    try:
+        header = yaml.safe_load(m.group(1))
+    except yaml.YAMLError as exc:
+        raise DataError(f"the card's YAML header is not valid YAML ({exc})", source=source) from None
+    if not isinstance(header, dict):
+        raise DataError("the card's YAML header is not a mapping", source=source)
+    return header, m.group(2)
+
+
+def render_card(template: str, built: dict[str, int], versions: dict[str, str], num_bytes: dict[str, int]) -> str:
+    """The template with its ``configs`` and ``dataset_info`` for the configs ``built`` ({config: rows}), and
+    the build's versions where the body has ``<!-- build-info -->`` (else at its end)."""
+    import yaml
+
+    header, body = split_card(template)
+    order = [b for b in BENCHMARK_FILES if b in built]
+    header["configs"] = [{"config_name": b, **({"default": True} if b == order[0] else {}),
+                          "data_files": [{"split": "test", "path": CONFIG_PATHS[b]}]} for b in order]
+    header["dataset_info"] = [{"config_name": b, "features": _features(b)._to_yaml_list(),
+                               "splits": [{"name": "test", "num_bytes": num_bytes[b], "num_examples": built[b]}],
+                               "download_size": num_bytes[b], "dataset_size": num_bytes[b]} for b in order]
+    info = ["## This build", "", "| config | rows | data version |", "| --- | --- | --- |"]
+    info += [f"| `{b}` | {built[b]} | `{versions[b]}` |" for b in order]
+    info += ["", "The data version is what `medhorizon-tasks leaderboard version` prints for the same data; "
+             "leaderboard submissions name it."]
+    block = "\n".join(info)
+    body = body.replace(_BUILD_INFO, block) if _BUILD_INFO in body else body.rstrip("\n") + "\n\n" + block + "\n"
+    text = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
+    return f"---\n{text}---\n{body}"
+
+
+# ------------------------------------------------------------------ reading the sources
+
+def _safe_relative(path: str) -> bool:
+    if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute() or PureWindowsPath(path).drive:
+        return False
+    return ".." not in PurePosixPath(path.replace("\\", "/")).parts
+
+
+def _raw_records(path: Path) -> list | None:
+    """The source's records as written (JSONL / JSON list); None for a folder or parquet."""
+    if path.is_dir() or path.suffix.lower() == ".parquet":
+        return None
+    if path.suffix.lower() == ".json":
+        value = read_json(path)
+        return value if isinstance(value, list) else [value]
+    return [rec for _, rec in iter_jsonl(path)]
+
+
+def _medhorizon_record(items: list) -> list[dict]:
+    """Nested per-video records rebuilt from flattened items (when the source is a folder or parquet)."""
+    videos: dict[str, dict] = {}
+    for it in items:
+        rec = videos.setdefault(it.video_key, {
+            "key": it.video_key, "dataset": it.source, "organ": it.organ, "scene_type": it.scene_type,
+            "video_path": it.video_path, "num_frames": it.num_frames, "fps": it.fps,
+            "duration_seconds": it.duration_s, "split": "test", "qa": []})
+        qa = {"uid": it.uid, "question": it.question, "options": list(it.options), "answer": it.answer,
+              "task_id": it.task, "task_name": it.task_name}
+        if it.evidence_support or it.evidence_windows:
+            qa["evidence"] = {"support": it.evidence_support or "local",
+                              "frame_windows": [list(w) for w in it.evidence_windows]}
+        rec["qa"].append(qa)
+    return list(videos.values())
+
+
+@dataclass
+class _Config:
+    benchmark: str
+    rows: list[dict]
+    jsonl: list
+    version: str
+    source: Path
+    hierarchies: dict | None = None
+
+
+def _load(benchmark: str, src: Path, hierarchy: Path | None) -> _Config:
+    from ..leaderboard.data import load_benchmark_data
+
+    data = load_benchmark_data(benchmark, src, hierarchy=hierarchy if benchmark == "surghi" else None)
+    problems: list[str] = []
+    if benchmark == "medhorizon":
+        rows = [it.to_record() for it in data.items]
+        for it in data.items:
+            if not _safe_relative(it.video_path):
+                problems.append(f"item {it.uid}: field 'video_path': {it.video_path!r} must be relative to the video "
+                                "root (no absolute path, no '..')")
+        jsonl = _raw_records(src) or _medhorizon_record(data.items)
+        return _finish(_Config(benchmark, rows, jsonl, data.version, src), problems)
+    if benchmark == "sureon":
+        rows = [sureon_items.to_row(it) for it in data.items]
+        return _finish(_Config(benchmark, rows, _raw_records(src) or [sureon_items.from_row(r) for r in rows],
+                               data.version, src), problems)
+    from ..benchmarks.surghi.frames import read_frame_rows
+
+    items = read_frame_rows(src, role="items")
+    for r in items:
+        h = data.hierarchies[r.dataset][0]
+        if not h.is_phase(r.phase):
+            problems.append(f"frame {r.uid}: phase {r.phase!r} is not a phase of the {r.dataset} hierarchy")
+        if not h.is_step(r.step):
+            problems.append(f"frame {r.uid}: step {r.step!r} is not a step of the {r.dataset} hierarchy")
+        if not _safe_relative(r.video_path):
+            problems.append(f"frame {r.uid}: video_path {r.video_path!r} must be relative to the video root")
+    rows = [{"uid": r.uid, **{k: getattr(r, k) for k in ("dataset", "video", "frame", "phase", "step",
+                                                          "timestamp_s", "video_path")}} for r in items]
+    hierarchies = {ds: h.to_json() for ds, (h, _) in sorted(data.hierarchies.items())}
+    return _finish(_Config(benchmark, rows, _raw_records(src) or [{k: v for k, v in r.items() if k != "uid"}
+                                                                    for r in rows],
+                           data.version, src, hierarchies), problems)
+
+
+def _finish(cfg: _Config, problems: list[str]) -> _Config:
+    if problems:
+        raise DataError(problems, source=str(cfg.source))
+    return cfg
+
+
+# ------------------------------------------------------------------ building
+
+@dataclass
+class BuildResult:
+    out: Path
+    versions: dict[str, str]
+    rows: dict[str, int]
+    files: list[Path] = field(default_factory=list)
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_out(out: Path) -> None:
+    """``out`` may be new, empty, or an earlier build: anything else would be uploaded with it."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise MedHorizonError(f"--out {out} is a file, not a folder")
+    own = {PurePosixPath(p) for p in _OWN}
+    stray = []
+    for p in sorted(out.rglob("*")):
+        rel = PurePosixPath(p.relative_to(out).as_posix())
+        if p.is_dir() or rel in own or rel.parts[0] == ".cache":
+            continue
+        stray.append(str(rel))
+    if stray:
+        raise MedHorizonError(f"--out {out} holds files that are not part of a build (they would be uploaded with it): "
+                              f"{', '.join(stray[:10])}{' ...' if len(stray) > 10 else ''}; use an empty folder")
+
+
+def build_dataset(sources: dict[str, str | os.PathLike], out: str | os.PathLike, *,
+                  hierarchy: str | os.PathLike | None = None,
+                  card: str | os.PathLike | None = None) -> BuildResult:
+    """Validate ``sources`` (``{benchmark: file}``) and write the Hub layout (module doc) into ``out``.
+
+    Every file is written atomically and all together: a failure leaves ``out`` as it was.
+    """
+    from datasets import Dataset
+
+    from ..leaderboard.data import BENCHMARKS, HASH_SCHEME
+
+    unknown = sorted(set(sources) - set(BENCHMARKS))
+    if unknown or not sources:
+        raise MedHorizonError(f"--src: unknown benchmark(s) {', '.join(unknown)} (expected {', '.join(BENCHMARKS)})"
+                              if unknown else "nothing to build: give --src")
+    if hierarchy is not None and "surghi" not in sources:
+        raise MedHorizonError("--hierarchy applies to the surghi source only")
+    out = Path(out).expanduser()
+    _check_out(out)
+    template_path = card_template(card)
+    template = read_text(template_path)
+    split_card(template, str(template_path))
+    configs = {b: _load(b, Path(sources[b]).expanduser(), Path(hierarchy) if hierarchy else None)
+               for b in BENCHMARKS if b in sources}
+
+    files: dict[Path, object] = {}
+    num_bytes: dict[str, int] = {}
+    for b, cfg in configs.items():
+        ds = Dataset.from_list(cfg.rows, features=_features(b))
+        num_bytes[b] = int(ds.data.nbytes)
+        files[out / CONFIG_PATHS[b]] = ByPath(lambda p, ds=ds: _quietly(lambda: ds.to_parquet(str(p))))
+        files[out / BENCHMARK_FILES[b]] = _jsonl_bytes(cfg.jsonl)
+        if cfg.hierarchies is not None:
+            files[out / HIERARCHY_FILE] = _json_bytes(cfg.hierarchies)
+    versions = {b: cfg.version for b, cfg in configs.items()}
+    rows = {b: len(cfg.rows) for b, cfg in configs.items()}
+    files[out / VERSION_FILE] = _json_bytes({
+        "scheme": HASH_SCHEME, "versions": versions, "rows": rows,
+        "files": {b: BENCHMARK_FILES[b] for b in configs},
+        "hierarchy": HIERARCHY_FILE if "surghi" in configs else None,
+        "sources": {b: {"name": cfg.source.name, "sha256": _sha256_file(cfg.source) if cfg.source.is_file() else None}
+                    for b, cfg in configs.items()},
+    })
+    files[out / "README.md"] = render_card(template, rows, versions, num_bytes)
+    written = atomic_write_files(files)
+    # Files of an earlier build that this one does not make (a config left out) must not be uploaded again.
+    for rel in _OWN:
+        stale = out / rel
+        if stale not in files and stale.is_file():
+            stale.unlink()
+    return BuildResult(out, versions, rows, sorted(written))
+
+
+def _quietly(fn):
+    """``fn()`` without ``datasets``' progress bar (a build prints its own one-line summary)."""
+    from datasets.utils import logging as dlog
+
+    was = dlog.is_progress_bar_enabled()
+    dlog.disable_progress_bar()
+    try:
+        return fn()
+    finally:
+        if was:
+            dlog.enable_progress_bar()
+
+
+def _json_bytes(value) -> bytes:
+    import json
+
+    return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8")
+
+
+def _jsonl_bytes(records: list) -> bytes:
+    import json
+
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode("utf-8")
+
+
+# ------------------------------------------------------------------ publishing
+
+def upload_plan(out: str | os.PathLike) -> list[dict]:
+    """Every file ``upload_folder`` would send: ``{"path", "size", "sha256"}``, sorted by path."""
+    out = Path(out)
+    if not (out / VERSION_FILE).is_file():
+        raise MedHorizonError(f"{out} is not a built dataset (no {VERSION_FILE}): run build-dataset first")
+    plan = []
+    for p in sorted(out.rglob("*")):
+        rel = p.relative_to(out).as_posix()
+        if p.is_file() and not rel.startswith(".cache/") and not rel.startswith("."):
+            plan.append({"path": rel, "size": p.stat().st_size, "sha256": _sha256_file(p)})
+    return plan
+
+
+def _commit_message(out: Path) -> str:
+    versions = read_json(out / VERSION_FILE).get("versions", {})
+    return "MedHorizon data " + ", ".join(f"{b} {v}" for b, v in sorted(versions.items()))
+
+
+def format_plan(repo: str, plan: list[dict], message: str, reason: str) -> str:
+    total = sum(f["size"] for f in plan)
+    width = max((len(f["path"]) for f in plan), default=0)
+    lines = [f"dry run ({reason}): would upload {len(plan)} files, {total:,} bytes, to the dataset repository "
+             f"{repo} (https://huggingface.co/datasets/{repo}) in one commit: {message!r}"]
+    lines += [f"  {f['path']:<{width}}  {f['size']:>12,} B  sha256:{f['sha256']}" for f in plan]
+    return "\n".join(lines)
+
+
+def push(out: str | os.PathLike, repo: str, *, token: str | None = None, private: bool = False,
+         message: str | None = None, dry_run: bool = False, api=None) -> dict:
+    """Upload a built folder to the dataset repository ``repo``, or (``dry_run``, or no token) only plan it.
+
+    Returns ``{"repo", "dry_run", "reason", "message", "files", "commit"}``. Stale files of an earlier push
+    under ``data/`` and the JSONL folders are deleted in the same commit.
+    """
+    out = Path(out)
+    plan = upload_plan(out)
+    message = message or _commit_message(out)
+    if token is None and not dry_run and api is None:
+        from huggingface_hub import get_token
+
+        token = get_token()
+    reason = "--dry-run" if dry_run else ("no Hugging Face token: set HF_TOKEN or run `hf auth login`"
+                                          if token is None and api is None else "")
+    result = {"repo": repo, "dry_run": bool(reason), "reason": reason, "message": message, "files": plan,
+              "commit": None}
+    if reason:
+        return result
+    if api is None:
+        from huggingface_hub import HfApi
+
+        api = HfApi(token=token)
+    api.create_repo(repo_id=repo, repo_type="dataset", private=private, exist_ok=True)
+    info = api.upload_folder(repo_id=repo, repo_type="dataset", folder_path=str(out), commit_message=message,
+                             allow_patterns=[f["path"] for f in plan],
+                             delete_patterns=["data/**", "*.jsonl", "sureon/**", "surghi/**"])
+    result["commit"] = getattr(info, "commit_url", None) or str(info)
+    return result
+
