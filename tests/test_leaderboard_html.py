@@ -13,13 +13,16 @@ import subprocess
 
 import pytest
 
+from medhorizon_tasks.cli import main
 from medhorizon_tasks.leaderboard import build as B
 from medhorizon_tasks.leaderboard import data as D
+from medhorizon_tasks.leaderboard import submission as S
 from test_leaderboard import (
     HIERARCHY,
     mcq_submission,
     random_ish,
     release_records,
+    sureon_records,
     surghi_rows,
     surghi_submission,
     write_jsonl,
@@ -38,14 +41,46 @@ def chromium() -> str:
                 f"install it with: {INSTALL}")
 
 
-def dump_dom(page, profile) -> str:
+def _chromium_cmd(profile, *args) -> list[str]:
+    return [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--disable-background-networking", "--disable-extensions", "--no-first-run", "--hide-scrollbars",
+            f"--user-data-dir={profile}", *args]
+
+
+def dump_dom(page, profile, *args) -> str:
     """The DOM after the page loaded (scripts run), as Chromium serialises it."""
-    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-           "--disable-background-networking", "--disable-extensions", "--no-first-run",
-           f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(_chromium_cmd(profile, *args, "--dump-dom", page.resolve().as_uri()), capture_output=True,
+                          text=True, timeout=120)
     assert proc.returncode == 0, f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}"
     return proc.stdout
+
+
+# Written into a copy of the page: after layout, the widths that decide whether a table scrolls sideways.
+MEASURE = """<script>window.addEventListener("load", function () {
+  var out = {viewport: window.innerWidth, page: document.documentElement.scrollWidth, tables: []};
+  document.querySelectorAll("table.board").forEach(function (t) {
+    var box = t.parentElement;
+    out.tables.push({id: t.id, box_scroll: box.scrollWidth, box_client: box.clientWidth, table: t.scrollWidth,
+                     right: t.getBoundingClientRect().right});
+  });
+  document.body.setAttribute("data-measure", JSON.stringify(out));
+});</script>"""
+
+
+def measure(page, profile, width: int, height: int = 900) -> dict:
+    probe = page.with_name(f"measure-{width}.html")
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    dom = dump_dom(probe, profile, f"--window-size={width},{height}", "--virtual-time-budget=5000")
+    found = re.search(r'data-measure="([^"]*)"', dom)
+    assert found, "the measuring script did not run"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def screenshot(page, profile, out, width: int, height: int):
+    proc = subprocess.run(_chromium_cmd(profile, f"--window-size={width},{height}", f"--screenshot={out}",
+                                        page.resolve().as_uri()), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and out.exists(), f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}"
+    return out
 
 
 def test_leaderboard_page_opens_in_headless_chromium(tmp_path):
@@ -119,3 +154,101 @@ def test_page_and_markdown_link_the_same_urls_and_only_http(tmp_path):
     assert "<img" not in page and "<script>alert" not in page
     md_links = re.findall(r"(?<!\\)\]\(([^)\s]*)\)", B.format_markdown(boards))
     assert sorted(md_links) == ["HTTPS://ok.example/a?b=1&c=2", "http://ok.example/%22%3E%3Cimg%20src=x%3E"]
+
+
+# ------------------------------------------------------------------ layout at 1,400 px, and the title
+
+# Four SurgHiBench datasets (the real benchmark has three) give the widest table: 8 fixed + 9 metric columns.
+_BASE = {"toyC-with-a-longer-dataset-name": "toyA", "toyD": "toyB"}
+WIDE_HIERARCHY = {**HIERARCHY, **{name: HIERARCHY[base] for name, base in _BASE.items()}}
+
+
+def wide_surghi_rows():
+    rows = surghi_rows()
+    return rows + [{**r, "dataset": name} for name, base in _BASE.items() for r in rows if r["dataset"] == base]
+
+
+def wide_wrong(i, r):
+    """(phase, step) right for most frames, a valid wrong pair every third frame."""
+    if i % 3:
+        return r.phase, r.step
+    phases = WIDE_HIERARCHY[r.dataset]["phases"]
+    other = next(p for p in phases if p != r.phase)
+    return other, phases[other][-1]
+
+
+LONG_NAME = "Qwen2.5-VL-72B-Instruct-AWQ-int4-with-a-very-long-checkpoint-name-and-no-spaces-at-all-v2.1"
+LONG_NOTES = "1 fps over the whole video, cap 768 frames, max side 448 px, greedy decoding; " * 4
+
+
+@pytest.fixture()
+def wide_boards(tmp_path):
+    """Submission files and data for a page with all three benchmarks, long names and notes."""
+    (tmp_path / "hierarchy.json").write_text(json.dumps(WIDE_HIERARCHY))
+    files = {"medhorizon": write_jsonl(tmp_path / "release.jsonl", release_records()),
+             "sureon": write_jsonl(tmp_path / "sureon.jsonl", sureon_records()),
+             "surghi": write_jsonl(tmp_path / "surghi.jsonl", wide_surghi_rows())}
+    mh = D.load_benchmark_data("medhorizon", files["medhorizon"])
+    so = D.load_benchmark_data("sureon", files["sureon"])
+    sg = D.load_benchmark_data("surghi", files["surghi"], hierarchy=tmp_path / "hierarchy.json")
+    subs = {"mh_a": mcq_submission(mh, LONG_NAME, lambda i: True, url="https://example.org/m", notes=LONG_NOTES),
+            "mh_b": mcq_submission(mh, "InternVL3-78B (8-bit, 1 fps, cap 256)", lambda i: i % 2 == 0,
+                                   notes=LONG_NOTES),
+            "mh_c": mcq_submission(mh, "Random", random_ish(3)),
+            "so_a": mcq_submission(so, LONG_NAME, lambda i: True),
+            "so_b": mcq_submission(so, "Blind baseline", random_ish(4, p=1 / 7), mode="blind",
+                                   input_protocol={"fps": None, "cap": None, "frames": 0}),
+            "sg_a": surghi_submission(sg, LONG_NAME, lambda i, r: (r.phase, r.step)),
+            "sg_b": surghi_submission(sg, "Flat-CLIP-ViT-L/14@336px", wide_wrong)}
+    paths = [S.write_submission(sub, tmp_path / f"{name}.json") for name, sub in subs.items()]
+    data = ["--data", f"medhorizon={files['medhorizon']}", "--data", f"sureon={files['sureon']}", "--data",
+            f"surghi={files['surghi']}", "--hierarchy", str(tmp_path / "hierarchy.json"), "--n-resamples", "50"]
+    return paths, data
+
+
+def test_page_fits_1400_px_and_carries_its_title(tmp_path, wide_boards, capsys):
+    paths, data = wide_boards
+    title = "Surgical video models <2026> & friends"
+    assert main(["leaderboard", "build", *map(str, paths), *data, "-o", str(tmp_path / "board"),
+                 "--title", title]) == 0
+    page = tmp_path / "board" / "leaderboard.html"
+    dom = dump_dom(page, tmp_path / "profile", "--window-size=1400,900")
+    shown = html.escape(title, quote=False)
+    assert f"<title>{shown}</title>" in dom and re.search(rf"<h1>{re.escape(shown)}</h1>", dom)
+    assert LONG_NAME in dom and len(re.findall(r'<table class="board"', dom)) == 3
+    assert dom.count("toyC-with-a-longer-dataset-name multi-level") == 1
+
+    for width in (1400, 1000):  # a laptop, and a narrower window still above the ~900 px scrolling limit
+        m = measure(page, tmp_path / "profile", width)
+        assert m["viewport"] == width
+        assert m["page"] <= width, f"the page scrolls sideways at {width} px: {m}"
+        assert [t["id"] for t in m["tables"]] == ["board-medhorizon", "board-sureon", "board-surghi"]
+        for t in m["tables"]:
+            assert t["box_scroll"] <= t["box_client"] and t["table"] <= t["box_client"], f"{width} px: {t}"
+            assert t["right"] <= width, f"{width} px: {t}"
+    narrow = measure(page, tmp_path / "profile", 700)  # last resort: the table scrolls in its box, not the page
+    assert narrow["page"] <= 700 and any(t["box_scroll"] > t["box_client"] for t in narrow["tables"])
+
+    shot = screenshot(page, tmp_path / "profile", tmp_path / "board-1400.png", 1400, 900)
+    import matplotlib.image as mpimg
+
+    assert mpimg.imread(str(shot)).shape[:2] == (900, 1400)
+
+
+def test_default_title_names_the_benchmarks(tmp_path, wide_boards, capsys):
+    paths, data = wide_boards
+    assert main(["leaderboard", "build", *map(str, paths[:3]), *data, "-o", str(tmp_path / "one")]) == 0
+    page = (tmp_path / "one" / "leaderboard.html").read_text()
+    assert "<title>MedHorizon leaderboard</title>" in page and "<h1>MedHorizon leaderboard</h1>" in page
+    assert main(["leaderboard", "build", *map(str, paths), *data, "-o", str(tmp_path / "all")]) == 0
+    page = (tmp_path / "all" / "leaderboard.html").read_text()
+    assert "<title>MedHorizon, Sureon and SurgHiBench leaderboards</title>" in page
+    capsys.readouterr()
+
+    from medhorizon_tasks.leaderboard.html import default_title, render_html
+
+    mh = D.load_benchmark_data("medhorizon", write_jsonl(tmp_path / "release.jsonl", release_records()))
+    boards = B.build_leaderboard([mcq_submission(mh, "A", lambda i: True)], {"medhorizon": mh}, n_resamples=10)
+    assert default_title(boards) == "MedHorizon leaderboard"
+    assert "<h1>MedHorizon leaderboard</h1>" in render_html(boards)
+    assert "<h1>My board</h1>" in render_html(boards, title="My board")

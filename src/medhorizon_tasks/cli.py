@@ -2,7 +2,7 @@
 
 Sub-commands: ``score``, ``compare``, ``blind-audit``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
 ``prepare-frames``, ``cache``, ``synthetic``, ``check``, ``run``, ``task-path``, ``leaderboard``, ``build-dataset``,
-``videos``, ``surghi``. Errors in the
+``videos``, ``surghi``, ``protocol``. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
 """
@@ -225,14 +225,13 @@ def _cmd_stats(args) -> int:
 def _cmd_plot(args) -> int:
     from . import plots
 
-    out = Path(args.out)
-    loaded = {Path(p).stem: plots.load_accuracy_file(p) for p in args.results}
-    written = [plots.plot_per_task(loaded, out / "per_task.png")]
-    curves = {name: plots.budget_curve(acc) for name, acc in loaded.items()}
-    curves = {k: v for k, v in curves.items() if v}
-    if curves:
-        written.append(plots.plot_frame_scaling(curves, out / "frame_scaling.png"))
-    for p in written:
+    labels = None
+    if args.labels:
+        labels = [x.strip() for x in args.labels.split(",")]
+        if len(labels) != len(args.results) or len(set(labels)) != len(labels) or not all(labels):
+            raise MedHorizonError(f"--labels must give one distinct, non-empty name per results file "
+                                  f"({len(args.results)} file(s), {len(labels)} label(s))")
+    for p in plots.plot_files(args.results, args.out, labels=labels):
         print(p)
     return 0
 
@@ -410,9 +409,17 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=_cmd_stats)
 
-    pl = sub.add_parser("plot", help="plots (PNG) from lmms-eval results JSON or `score --json` files")
-    pl.add_argument("results", nargs="+", help="results files; one series each")
+    pl = sub.add_parser("plot", help="plots (PNG, with 95%% CIs) from any results file the package writes",
+                        description="Draw every figure the files allow: per-task bars of MedHorizon score reports "
+                        "(per_task.png), of lmms-eval results JSON (per_task_lmms_eval.png, and frame_scaling.png "
+                        "from medhorizon[_synthetic]_frames<N> tasks), Sureon and SurgHiBench score reports "
+                        "(per_category_sureon.png, metrics_surghi.png), and the figure of each diagnostics JSON "
+                        "(budgets.json, evidence.json, order.json, sampling.json -> <name>.png).")
+    pl.add_argument("results", nargs="+", help="results files: lmms-eval <stamp>_results.json, `score --json` "
+                    "output (MedHorizon, Sureon, SurgHiBench), diagnostics <kind>.json; one series each")
     pl.add_argument("--out", default="medhorizon_plots", help="output folder")
+    pl.add_argument("--labels", help="comma-separated series names, one per file (default: the model named in "
+                    "the file, else the file name)")
     pl.set_defaults(func=_cmd_plot)
 
     pf = sub.add_parser("prepare-frames", help="decode frame plans into the frame cache ahead of a run")

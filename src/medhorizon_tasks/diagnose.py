@@ -101,20 +101,8 @@ def write_outputs(kind: str, rows: list[dict], out: str | Path, *, model: str) -
 def plot_diagnostic(kind: str, rows: list[dict], path: Path, *, model: str) -> Path:
     from . import plots
 
-    if kind == "budgets":
-        return plots.plot_frame_scaling({model: {r["x"]: r["accuracy"] for r in rows}}, path)
-    if kind == "evidence":
-        return plots.plot_evidence_settings(
-            {r["label"]: {"overall": r["accuracy"], "fine_grained": r["fine_grained"],
-                          "semantic_reasoning": r["semantic_reasoning"]} for r in rows}, path)
-    if kind == "order":
-        return plots.plot_order({r["group"]: {"overall": r["accuracy"], "fine_grained": r["fine_grained"],
-                                              "semantic_reasoning": r["semantic_reasoning"]} for r in rows}, path)
-    runs: dict[str, dict[int, dict]] = {}
-    for r in rows:
-        runs.setdefault(r["group"], {})[int(r["x"])] = {
-            "overall": r["accuracy"], "fine_grained": r["fine_grained"], "semantic_reasoning": r["semantic_reasoning"]}
-    return plots.plot_sampling(runs, path)
+    # plots owns the row -> figure mapping, so `medhorizon-tasks plot <kind>.json` redraws this very figure
+    return plots.plot_diagnostic(kind, rows, path, model=model)
 
 
 def format_rows(rows: list[dict]) -> str:

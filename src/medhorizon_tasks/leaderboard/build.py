@@ -444,9 +444,19 @@ def _md_url(url) -> str | None:
     return None if url is None else quote(url, safe=":/?#@!$&*+,;=%-._~")
 
 
-def format_markdown(boards: list[Board], title: str = "Leaderboard") -> str:
+def default_title(boards: list[Board]) -> str:
+    """"MedHorizon leaderboard", "MedHorizon and SurgHiBench leaderboards", ...: the page names what it ranks."""
+    names = list(dict.fromkeys(b.name for b in boards))
+    if not names:
+        return "Leaderboard"
+    if len(names) == 1:
+        return f"{names[0]} leaderboard"
+    return f"{', '.join(names[:-1])} and {names[-1]} leaderboards"
+
+
+def format_markdown(boards: list[Board], title: str | None = None) -> str:
     """The leaderboards as Markdown: one section and table per benchmark."""
-    lines = [f"# {title}", ""]
+    lines = [f"# {title or default_title(boards)}", ""]
     for board in boards:
         head, rows = table_rows(board)
         lines += [f"## {board.name}", ""]
@@ -535,7 +545,7 @@ def format_csv(boards: list[Board]) -> str:
     return buf.getvalue()
 
 
-def write_leaderboard(boards: list[Board], out_dir: str | os.PathLike, *, title: str = "Leaderboard") -> dict[str, Path]:
+def write_leaderboard(boards: list[Board], out_dir: str | os.PathLike, *, title: str | None = None) -> dict[str, Path]:
     """Write ``leaderboard.md``, ``leaderboard.csv`` and ``leaderboard.html`` into ``out_dir``; a failure
     (full disk, a folder in the way) is one WriteError naming the file."""
     from .html import render_html

@@ -236,7 +236,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     b.add_argument("submissions", nargs="+", metavar="SUB")
     data_args(b, multi=True)
     b.add_argument("-o", "--out", required=True, help="output folder")
-    b.add_argument("--title", default="Leaderboard", help="page title")
+    b.add_argument("--title", default=None, help="page title (default: names the benchmarks, e.g. \"MedHorizon leaderboard\")")
     b.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples, and permutations of the SurgHiBench test (default 2000)")
     b.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
     b.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm (default 0.05)")

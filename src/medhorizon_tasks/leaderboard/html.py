@@ -6,6 +6,8 @@ tables are in the HTML itself (readable without JavaScript, by a crawler or
 re-sort a table by clicking a column header. Every text from a submission is
 escaped with :func:`html.escape`; a model links to its ``url`` only when that
 is an http(s) address (validation already requires it; :func:`~.build.link_url`).
+The tables fit a 1,400 px window (and down to ~900 px) without scrolling sideways;
+the page's title names the benchmarks unless one is given (:func:`default_title`).
 """
 
 from __future__ import annotations
@@ -13,26 +15,52 @@ from __future__ import annotations
 import math
 from html import escape
 
-from .build import Board, board_footnote, link_url, table_rows
+from .build import Board, board_footnote, default_title, link_url, table_rows
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "default_title"]
 
+# The table must fit a laptop screen (about 1,400 px) without scrolling sideways: headers and text cells
+# wrap (a model name anywhere, it may have no spaces), numbers stay on one line, the interval of the
+# headline may go under its value. Only below ~900 px does the table keep a minimum width and scroll
+# inside its own box, never the page.
 _CSS = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto; max-width: 110rem;
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem auto; max-width: 110rem;
        padding: 0 1rem; color: #1b1f24; background: #fff; }
 h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
-h2 { font-size: 1.25rem; margin-top: 2.2rem; }
+h2 { font-size: 1.25rem; margin-top: 2rem; }
 p.sub { color: #57606a; margin-top: 0; }
-table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }
-th, td { border-bottom: 1px solid #d0d7de; padding: 0.35rem 0.6rem; text-align: left; white-space: nowrap; }
-th { background: #f6f8fa; cursor: pointer; user-select: none; position: sticky; top: 0; }
+.wrap { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; font-size: 0.86rem; line-height: 1.3; }
+th, td { border-bottom: 1px solid #d0d7de; padding: 0.3rem 0.4rem; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; cursor: pointer; user-select: none; position: sticky; top: 0; font-size: 0.8rem;
+     vertical-align: bottom; overflow-wrap: normal; }
 th:hover { background: #eaeef2; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, td.date { white-space: nowrap; }
+td.model { min-width: 7rem; }
+td.model div { max-width: 18rem; overflow-wrap: anywhere; }
+td.text { overflow-wrap: anywhere; }
+td.proto { min-width: 6.5rem; }
+td.sig { white-space: nowrap; }
+td.head { white-space: normal; }
+td.head span { white-space: nowrap; }
+td.head span.ci { color: #57606a; font-size: 0.88em; }
 tr.leader td { font-weight: 600; }
 td.sig-yes { color: #a40e26; }
 td.sig-no { color: #57606a; }
 p.foot { color: #57606a; font-size: 0.82rem; max-width: 70rem; }
-.wrap { overflow-x: auto; }
+@media (max-width: 1250px) {
+  table { font-size: 0.75rem; }
+  th { font-size: 0.72rem; }
+  th, td { padding: 0.22rem 0.2rem; }
+  td.model { min-width: 6rem; }
+  td.proto { min-width: 4rem; }
+  td.sig, td.num.count, td.head span.ci { white-space: normal; }
+}
+@media (max-width: 900px) {
+  body { margin: 1rem auto; padding: 0 0.5rem; }
+  table.board { min-width: 52rem; }
+}
 """
 
 # Click a header to sort by it (numbers by their data-value), again to reverse.
@@ -53,6 +81,8 @@ document.querySelectorAll("table.board").forEach(function (table) {
 """
 
 _NUMERIC = {0, 5, 6}  # rank, headline, n (and every secondary column)
+_MODEL, _HEADLINE, _N, _SIG = 1, 5, 6, 7
+_CELL_CLASSES = {1: ["model"], 2: ["text"], 3: ["text", "proto"], 4: ["date"], 7: ["sig"]}
 
 
 def _value_attr(value) -> str:
@@ -79,16 +109,23 @@ def _board_html(board: Board) -> str:
         out.append(f'<tr{cls} data-model="{escape(m["model"])}">')
         for i, (text, value) in enumerate(zip(row, values)):
             classes = []
-            if i in _NUMERIC or i >= n_fixed:
-                classes.append("num")
-            if i == 7 and e.significant is not None:
+            if i == _HEADLINE:
+                classes.append("head")
+            elif i in _NUMERIC or i >= n_fixed:
+                classes += ["num", "count"] if i == _N else ["num"]
+            classes += _CELL_CLASSES.get(i, [])
+            if i == _SIG and e.significant is not None:
                 classes.append("sig-yes" if e.significant else "sig-no")
             attrs = (f' class="{" ".join(classes)}"' if classes else "") + _value_attr(value)
             cell = escape(text)
-            if i == 1:
+            if i == _HEADLINE:
+                cell = _headline_cell(text)
+            if i == _MODEL:
                 url = link_url(m.get("url"))
                 if url is not None:
                     cell = f'<a href="{escape(url, quote=True)}">{cell}</a>'
+                # the block caps the column's width: a long name wraps instead of squeezing every other column
+                cell = f"<div>{cell}</div>"
                 if m.get("notes"):
                     attrs += f' title="{escape(m["notes"], quote=True)}"'
             out.append(f"<td{attrs}>{cell}</td>")
@@ -99,8 +136,18 @@ def _board_html(board: Board) -> str:
     return "\n".join(out)
 
 
-def render_html(boards: list[Board], title: str = "Leaderboard") -> str:
-    """The whole page (UTF-8 text)."""
+def _headline_cell(text: str) -> str:
+    """``value [lo, hi]`` as two unbreakable pieces, so a narrow column puts the interval under the value."""
+    value, sep, ci = text.partition(" [")
+    if not sep:
+        return escape(text)
+    return f'<span class="v">{escape(value)}</span> <span class="ci">{escape("[" + ci)}</span>'
+
+
+def render_html(boards: list[Board], title: str | None = None) -> str:
+    """The whole page (UTF-8 text). ``title`` (page title and heading) defaults to :func:`default_title`."""
+    if title is None:
+        title = default_title(boards)
     names = ", ".join(b.name for b in boards)
     body = "\n".join(_board_html(b) for b in boards)
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
