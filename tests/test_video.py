@@ -1,5 +1,6 @@
 """Decoding exactly the planned frames, and clear per-item errors for broken videos."""
 
+import dataclasses
 import importlib.util
 import re
 import sys
@@ -10,6 +11,8 @@ import av
 import numpy as np
 import pytest
 
+import videos_for_tests as V
+from medhorizon_tasks import video
 from medhorizon_tasks.errors import VideoError
 from medhorizon_tasks.sampling import FpsCap, FramePlan, Uniform, VideoMeta, plan_frames
 from medhorizon_tasks.video import VideoIndex, decode_plan, index_video, output_size
@@ -225,3 +228,205 @@ def test_benchmark_script_runs_end_to_end_on_a_tiny_video(tmp_path, monkeypatch)
     assert not any("DIFFER" in line for line in lines)  # every reader agreed with the sequential decode
     assert sum("identical" in line for line in lines) == len(bench.READERS) - sum(
         bool(bench.missing_reader(r)) for r in bench.READERS)
+
+
+# ---- files whose packets are not all frames, demuxers that seek imprecisely, display rotation ----
+# Ground truth throughout: frame i is the i-th frame a plain decode from the start outputs.
+
+def _spread(n, gop):
+    """First and last frames, and around every other keyframe: the frames just before, at and after it."""
+    picks = {0, 1, n - 2, n - 1}
+    for k in range(gop, n, 2 * gop):
+        picks.update(i for i in (k - 1, k, k + 1) if 0 <= i < n)
+    return sorted(picks)
+
+
+def _assert_exact(path, *, gop, expect_frames=None, workers=(1, 2)):
+    truth = V.sequential_frames(path)
+    idx = index_video(path)
+    assert idx.num_frames == len(truth)
+    if expect_frames is not None:
+        assert len(truth) == expect_frames  # the file really has the shape the test is about
+    for w in workers:
+        picks = _spread(len(truth), gop)
+        assert np.array_equal(decode_plan(path, _plan(picks), workers=w), truth[picks]), f"workers={w}"
+    everything = list(range(len(truth)))
+    assert np.array_equal(decode_plan(path, _plan(everything), index=idx), truth)
+    return idx
+
+
+@pytest.fixture(scope="module")
+def ts_clip(tmp_path_factory):
+    return V.encode(tmp_path_factory.mktemp("ts") / "clip.ts", 300, fmt="mpegts", gop=25, bframes=2)
+
+
+def test_mpegts_frames_are_exact(ts_clip):
+    """MPEG-TS has no index: FFmpeg seeks it by decode time, by a binary search over the file. Seeking to a
+    keyframe's presentation time lands after the keyframe (its B-frames come later in decode order)."""
+    with av.open(str(ts_clip)) as c:
+        assert c.format.name == "mpegts"
+        first = next(p for p in c.demux(c.streams.video[0]) if p.size)
+        assert first.is_keyframe and first.dts < first.pts  # B-frames: decode time before presentation time
+    _assert_exact(ts_clip, gop=25, expect_frames=300)
+
+
+@pytest.mark.parametrize("bframes", [0, 3])
+def test_mpegts_other_gop_shapes_are_exact(tmp_path, bframes):
+    path = V.encode(tmp_path / "clip.ts", 160, fmt="mpegts", gop=40, bframes=bframes)
+    _assert_exact(path, gop=40, expect_frames=160)
+
+
+@pytest.mark.parametrize("landing", ["past", "before"])
+def test_a_seek_landing_off_the_keyframe_is_corrected(ts_clip, monkeypatch, landing):
+    """Whatever the demuxer's seek does, decoding starts exactly at the group's keyframe: a landing past it
+    (as seeking MPEG-TS by presentation time does) is retried earlier, one before it is skipped forward."""
+    seek_targets = video._Demuxer._seek_targets
+    used = []
+
+    def off_target(self, key):
+        targets = list(seek_targets(self, key))
+        if key >= 0:
+            other = key + 2 if landing == "past" else key - 3
+            if 0 <= other < len(self.key_dts):
+                targets.insert(0, int(self.key_pts[other]))
+        used.append(targets)
+        return iter(targets)
+
+    monkeypatch.setattr(video._Demuxer, "_seek_targets", off_target)
+    truth = V.sequential_frames(ts_clip)
+    picks = [3, 50, 74, 75, 76, 149, 150, 151, 299]
+    assert np.array_equal(decode_plan(ts_clip, _plan(picks)), truth[picks])
+    assert len(used) >= 4
+
+
+@pytest.mark.parametrize("skip", [10, 24])
+def test_mpegts_starting_mid_gop_skips_undecodable_lead_in(tmp_path, skip):
+    """A TS cut out of a stream: its first packets precede the first keyframe and lack their references.
+    H.264 outputs none of them, so they are not frames; every later frame keeps its number."""
+    full = V.encode(tmp_path / "full.ts", 200, fmt="mpegts", gop=25, bframes=2)
+    cut = V.remux(full, tmp_path / "cut.ts", fmt="mpegts", skip=skip)
+    with av.open(str(cut)) as c:
+        assert not next(p for p in c.demux(c.streams.video[0]) if p.size).is_keyframe
+    idx = _assert_exact(cut, gop=25, expect_frames=175)
+    assert idx.key_positions[0] == 0
+
+
+def test_open_gop_leading_pictures_at_the_start_are_not_frames(tmp_path):
+    """MPEG-2 open GOP cut at a keyframe: the B-pictures after it in decode order but shown before it
+    reference the previous (missing) GOP; the decoder drops them."""
+    full = V.encode(tmp_path / "full.ts", 150, fmt="mpegts", gop=25, bframes=2, codec="mpeg2video")
+    with av.open(str(full)) as c:
+        packets = [p for p in c.demux(c.streams.video[0]) if p.size]
+    second_key = [i for i, p in enumerate(packets) if p.is_keyframe][1]
+    assert packets[second_key + 1].pts < packets[second_key].pts  # an open GOP: leading pictures
+    cut = V.remux(full, tmp_path / "cut.ts", fmt="mpegts", skip=second_key)
+    truth = V.sequential_frames(cut)
+    assert len(truth) < len(packets) - second_key  # the decoder really drops them
+    _assert_exact(cut, gop=24)
+
+
+def test_hevc_lead_in_that_the_decoder_shows_is_decoded_from_the_start(tmp_path):
+    """HEVC's decoder does output a lead-in without references (from generated grey references): those
+    pictures are frames, and decoding them means decoding from the stream's first packet."""
+    full = V.encode(tmp_path / "full.ts", 100, fmt="mpegts", gop=25, bframes=2, codec="libx265")
+    cut = V.remux(full, tmp_path / "cut.ts", fmt="mpegts", skip=30)
+    idx = _assert_exact(cut, gop=25, expect_frames=70)
+    assert idx.key_positions[0] > 0  # frames shown before the first keyframe
+
+
+@pytest.mark.parametrize("pre_roll", [5, 24])
+def test_mp4_edit_list_hides_pre_roll_packets(tmp_path, pre_roll):
+    """``ffmpeg -ss T -c copy`` starts at the keyframe before T and writes an edit list: the pre-roll
+    packets are decoded (as references) but never shown, and frame 0 is the first one after them."""
+    src = V.encode(tmp_path / "src.mp4", 200, gop=25, bframes=2)
+    tick = 12800 // 25
+    cut = V.remux(src, tmp_path / "cut.mp4", fmt="mp4", shift=pre_roll * tick)
+    with av.open(str(cut)) as c:
+        packets = [p for p in c.demux(c.streams.video[0]) if p.size]
+    assert len(packets) == 200 and sum(p.is_discard for p in packets) == pre_roll
+    truth = V.sequential_frames(cut)
+    assert np.array_equal(truth[0], V.sequential_frames(src)[pre_roll])
+    idx = _assert_exact(cut, gop=25, expect_frames=200 - pre_roll)
+    assert idx.pts[0] == 0
+
+
+def test_trimmed_phone_video_keeps_its_rotation(tmp_path):
+    """A phone video cut with ``-c copy``: its first keyframe is hidden by the edit list (and more than a
+    reorder window of pre-roll follows it); the display rotation still comes through."""
+    src = V.encode(tmp_path / "src.mp4", 120, gop=40, bframes=2)
+    cut = V.set_display_matrix(V.remux(src, tmp_path / "cut.mp4", fmt="mp4", shift=35 * 512), 90)
+    idx = index_video(cut)
+    assert idx.rotation == 90 and idx.num_frames == 85
+    shown = np.rot90(V.sequential_frames(cut), -1, axes=(1, 2))
+    picks = [0, 4, 5, 6, 84]
+    assert np.array_equal(decode_plan(cut, _plan(picks), index=idx), shown[picks])
+
+
+@pytest.mark.parametrize("degrees", [90, 180, 270])
+def test_display_rotation_is_applied(tmp_path, degrees):
+    """A phone's portrait video: landscape pictures and a display matrix. Frames come out as shown."""
+    path = V.set_display_matrix(V.encode(tmp_path / "phone.mp4", 60, gop=20), degrees)
+    assert V.sequential_rotation(path) == {90: -90, 180: -180, 270: 90}[degrees]  # FFmpeg reads the matrix back
+    idx = index_video(path)
+    assert idx.rotation == degrees and (idx.width, idx.height) == (64, 48)
+    shown = np.rot90(V.sequential_frames(path), -degrees // 90, axes=(1, 2))  # clockwise
+    picks = [0, 19, 20, 21, 59]
+    got = decode_plan(path, _plan(picks), workers=2)
+    assert got.shape == (5, *shown.shape[1:]) and np.array_equal(got, shown[picks])
+    small = decode_plan(path, _plan(picks), max_side=32)  # the displayed frame's longer side
+    assert small.shape == ((5, 32, 24, 3) if degrees != 180 else (5, 24, 32, 3))
+
+
+def test_unrotated_video_has_no_rotation(clip):
+    assert index_video(clip).rotation == 0
+
+
+def test_a_target_that_never_comes_stops_within_its_gop(tmp_path, monkeypatch):
+    """An index that does not match the file (frame 150's timestamp is not in it): reading stops a GOP's
+    worth of packets after the keyframe and names the frame, instead of reading on to the end."""
+    path = V.encode(tmp_path / "long.mp4", 600, gop=25, bframes=2)
+    good = index_video(path)
+    pts = good.pts.copy()
+    pts[150] += 1  # between frames 150 and 151: no packet has it
+    bad = dataclasses.replace(good, pts=pts)
+    read = []
+    packets = video._Demuxer.packets
+
+    def counting(self, group):
+        for packet in packets(self, group):
+            read.append(packet)
+            yield packet
+
+    monkeypatch.setattr(video._Demuxer, "packets", counting)
+    with pytest.raises(VideoError, match=r"item 4: frames \[150\] did not come within \d+ packets.*long\.mp4"):
+        decode_plan(path, _plan([150]), uid="4", index=bad)
+    assert len(read) <= 25 + good.packet_slack + 17
+
+
+def test_long_groups_are_decoded_in_bounded_chunks(tmp_path, monkeypatch):
+    """One keyframe for the whole video: the group is read and decoded a chunk at a time, and is exact."""
+    path = V.encode(tmp_path / "one_gop.mp4", 300, gop=300, bframes=3)
+    monkeypatch.setattr(video, "_CHUNK_PACKETS", 16)
+    sizes = []
+    chunks = video._chunks
+
+    def recording(packets, release):
+        for chunk in chunks(packets, release):
+            sizes.append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(video, "_chunks", recording)
+    truth = V.sequential_frames(path)
+    picks = [0, 100, 299]
+    for w in (1, 2):
+        assert np.array_equal(decode_plan(path, _plan(picks), workers=w), truth[picks])
+    assert max(sizes) == 16 and sum(sizes) >= 300
+
+
+@pytest.mark.parametrize("fmt", ["matroska", "mpeg"])
+def test_other_containers_are_exact(tmp_path, fmt):
+    """mkv seeks by presentation time through its cues, MPEG-PS like MPEG-TS by decode time."""
+    codec = "libx264" if fmt == "matroska" else "mpeg2video"
+    src = V.encode(tmp_path / "src.ts", 160, fmt="mpegts", gop=40, bframes=2, codec=codec)
+    path = V.remux(src, tmp_path / f"clip.{fmt}", fmt=fmt)
+    _assert_exact(path, gop=40)

@@ -50,7 +50,7 @@ __all__ = ["FrameCache", "CacheWriteError", "cached_decode", "CACHE_ENV"]
 CACHE_ENV = "MEDHORIZON_FRAME_CACHE"
 # Part of every key: bump it when decode_plan's output for the same inputs changes (another resize
 # filter, say), so that old entries are no longer found.
-_FORMAT = 1
+_FORMAT = 2  # 2: frames as a player shows them (display rotation; edit-list pre-roll is not a frame)
 _END_BYTES = 1 << 20  # how much of each end of the video is hashed
 
 
