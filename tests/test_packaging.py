@@ -14,7 +14,15 @@ def test_every_subpackage_is_listed_for_the_wheel():
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     src = ROOT / "src"
     found = {".".join(p.parent.relative_to(src).parts) for p in src.rglob("__init__.py")}
-    assert found | {"medhorizon_tasks.task_yaml"} == listed
+    # the task YAMLs and the dataset card live at the top level and are installed as data packages
+    assert found | {"medhorizon_tasks.task_yaml", "medhorizon_tasks.hf_dataset_card"} == listed
+
+
+def test_the_dataset_card_is_installed_with_the_package():
+    from importlib.resources import files
+
+    card = files("medhorizon_tasks.hf_dataset_card") / "README.md"
+    assert card.read_text(encoding="utf-8").startswith("---\n")
 
 
 def test_generated_task_yamls_are_in_sync():

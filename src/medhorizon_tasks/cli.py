@@ -481,6 +481,10 @@ def build_parser() -> argparse.ArgumentParser:
     from .data_cli import add_parsers as add_data_parsers
 
     add_data_parsers(sub)
+
+    from .model_protocol_cli import add_parser as add_protocol_parser
+
+    add_protocol_parser(sub)
     return p
 
 

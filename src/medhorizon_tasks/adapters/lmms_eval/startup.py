@@ -12,7 +12,9 @@ entry point's callable therefore calls :func:`install`, which
    the search paths -- and only for the lmms-eval versions it was tested
    with; any other version gets a warning and the old behaviour;
 2. when the process is the lmms-eval CLI evaluating a task of this package,
-   runs the pre-flight (:mod:`medhorizon_tasks.runs.preflight`): data that do
+   refuses a built-in wrapper known to mishandle a list of frames, naming the
+   bridge to use (:mod:`.bridges.guard`; ``MEDHORIZON_ALLOW_FRAME_LIST=1`` opts
+   out), then runs the pre-flight (:mod:`medhorizon_tasks.runs.preflight`): data that do
    not load, a missing video root or failing videos stop the run with one
    message and exit status 2 before the model is loaded, unless
    ``MEDHORIZON_ALLOW_VIDEO_ERRORS=1`` (then failing videos are only listed
@@ -126,7 +128,15 @@ def _is_main_process() -> bool:
 
 
 def check_cli_run(args: argparse.Namespace) -> None:
-    """Pre-flight for the benchmarks ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
+    """The guard against wrappers that mishandle a frame list, then the pre-flight for the benchmarks
+    ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
+    from .bridges.guard import frame_list_problem
+
+    problem = frame_list_problem(args.model, args.tasks, args.model_args)
+    if problem:
+        if _is_main_process():
+            print(f"medhorizon-tasks: {problem}", file=sys.stderr)
+        raise SystemExit(2)
     needed = benchmarks_needed(args.tasks)
     if not needed:
         return

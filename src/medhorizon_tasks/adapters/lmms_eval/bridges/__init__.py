@@ -1,0 +1,39 @@
+"""Native-video bridges: lmms-eval's own model wrappers, given the planned frames as the model's video input.
+
+The tasks hand every model a :class:`~medhorizon_tasks.planned_frames.PlannedFrames`
+list (the frames of the protocol's plan, with their real times). lmms-eval's
+wrappers take such a list as N unrelated images, or drop or refuse it (see
+:mod:`.guard`). Each bridge here subclasses one wrapper and turns the list into
+that model's native video input, with the real times where the model takes
+them; any other visual (another task's video path or images) goes to the
+wrapper untouched.
+
+========================== ================================ =====================================================
+``--model``                subclass of (lmms-eval 0.7.3)    what the model receives for planned frames
+========================== ================================ =====================================================
+medhorizon_qwen2_5_vl      simple ``qwen2_5_vl``            one video; ``second_per_grid_ts`` = 2 x mean spacing
+medhorizon_qwen3_vl        simple ``qwen3_vl``              one video; ``<t seconds>`` labels at the planned times
+medhorizon_internvl3       ``internvl3``                    ``Frame1: <image>`` ... one 448 px tile per frame
+medhorizon_internvl3_5     ``internvl3_5``                  as ``medhorizon_internvl3``
+medhorizon_videollama3     ``videollama3``                  one video with its ``timestamps``
+medhorizon_llava_onevision ``llava_onevision``              one video tensor of n frames (``modalities=video``)
+medhorizon_llava_vid       ``llava_vid``                    one video + LLaVA-Video's time instruction
+medhorizon_longva          ``longva``                       one video tensor of n frames
+medhorizon_openai          simple ``openai``                frames as images, each after a ``<t seconds>`` text
+========================== ================================ =====================================================
+
+All are "simple" lmms-eval models (``is_simple``): on tasks of other packages
+they behave as ``--model <wrapper> --force_simple``. The paper's per-model
+settings (Tables 6-7) that use them are data in
+:mod:`medhorizon_tasks.benchmarks.medhorizon.model_settings`
+(``medhorizon-tasks protocol ROW`` prints the command line).
+
+Modules: :mod:`.manifest` (what the ``medhorizon_bridges`` entry point of
+``lmms_eval.models`` registers; imports nothing), :mod:`.frames` (times and
+pixel budgets, framework-free), :mod:`.base` (routing planned frames to the
+bridge and everything else to the wrapper), :mod:`.keyed_video` (the same
+through a LLaVA-style wrapper's own ``load_video``), one module per model
+family (:mod:`.qwen`, :mod:`.internvl`, :mod:`.videollama3`, :mod:`.llava`,
+:mod:`.longva`, :mod:`.openai`), and :mod:`.guard` (the start-up check that
+refuses a built-in wrapper known to mishandle a frame list).
+"""

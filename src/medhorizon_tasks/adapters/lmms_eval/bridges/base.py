@@ -1,0 +1,84 @@
+"""Routing shared by the bridges: planned frames to the bridge, everything else to lmms-eval's wrapper."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from tqdm import tqdm
+
+from ....planned_frames import PlannedFrames
+from .frames import planned_frames
+
+__all__ = ["PlannedFramesBridge", "request_visuals", "request_frames", "model_device"]
+
+
+def request_visuals(model, request):
+    """What the ``doc_to_visual`` of a "simple" generation request ``(context, gen_kwargs, doc_to_visual,
+    doc_id, task, split)`` returns for its document (None without one)."""
+    _, _, doc_to_visual, doc_id, task, split = request.args[:6]
+    return None if doc_to_visual is None else doc_to_visual(model.task_dict[task][split][doc_id])
+
+
+def request_frames(model, request) -> PlannedFrames | None:
+    """The planned frames of a request, or None when its visuals are anything else."""
+    return planned_frames(request_visuals(model, request))
+
+
+def model_device(model):
+    """Where the inputs go: the device of the model's first weights. Several wrappers hard-code
+    ``cuda:0`` (InternVL) or ``.cuda()`` (VideoLLaMA3) instead, which is wrong for CPU and device_map runs."""
+    try:
+        return next(model.model.parameters()).device
+    except (AttributeError, StopIteration, TypeError):
+        return model.device
+
+
+class PlannedFramesBridge:
+    """Mixin placed before an lmms-eval wrapper in a bridge's bases.
+
+    ``generate_until`` asks each request's ``doc_to_visual`` for its visuals, in
+    order, one request at a time (a plan of 1,248 frames is held only while it
+    is answered). Planned frames go to :meth:`generate_from_frames`; every
+    other request is handed, unchanged, to the wrapper's own
+    ``generate_until`` at the end (which calls its ``doc_to_visual`` again:
+    for other tasks that is a path or a few images). Results come back in
+    request order.
+
+    An empty plan (the item's video failed; its answer is not scored) goes to
+    the wrapper too, unless ``answers_failed_plans``: then the bridge answers
+    it with no frames (for wrappers whose own path cannot).
+    """
+
+    answers_failed_plans = False
+
+    def iter_requests(self, requests) -> Iterator[tuple[int, PlannedFrames | None]]:
+        for i, request in enumerate(requests):
+            visuals = request_visuals(self, request)
+            frames = planned_frames(visuals)
+            if frames is None and self.answers_failed_plans and isinstance(visuals, PlannedFrames):
+                frames = visuals
+            yield i, frames
+
+    def generate_until(self, requests) -> list:
+        results: list = [None] * len(requests)
+        others: list[int] = []
+        bar = tqdm(total=len(requests), disable=self.rank != 0, desc=f"{type(self).__name__} (planned frames)")
+        for i, frames in self.iter_requests(requests):
+            if frames is None:
+                others.append(i)
+                continue
+            context, gen_kwargs = requests[i].args[0], requests[i].args[1]
+            answer = self.generate_from_frames(context, frames, dict(gen_kwargs))
+            results[i] = answer
+            self.cache_hook.add_partial("generate_until", (context, gen_kwargs), answer)
+            bar.update(1)
+        bar.close()
+        if others:
+            for i, answer in zip(others, super().generate_until([requests[i] for i in others])):
+                results[i] = answer
+        return results
+
+    def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
+        """The model's answer to ``context`` about ``frames`` (one request; no frames only with
+        ``answers_failed_plans``)."""
+        raise NotImplementedError

@@ -1,0 +1,186 @@
+"""The paper's per-model input settings (Tables 6 and 7, appendix 7.2) as data, and how to run each row.
+
+One :class:`ModelSetting` per row of the paper's protocol tables: the frame
+admission the paper used (``fps`` + ``cap``: "1 FPS, cap C"; or ``frames``: a
+fixed uniform budget), which lmms-eval model of this package gives that model
+its frames as native video input (``adapter``, see
+``medhorizon_tasks.adapters.lmms_eval.bridges``), the model args for the
+public checkpoint, and the pixel budget the adapter applies. The lmms-eval
+task follows from the frame settings (:attr:`ModelSetting.task`), and
+:func:`lmms_eval_command` prints the command line.
+
+Where the paper gives no number ("official processor cap", "official
+Qwen-style cap") the cap is the released processor's: 768 frames, the
+``max_frames`` of Qwen3-VL's video processor and ``FPS_MAX_FRAMES`` of
+qwen-vl-utils (the Qwen2.5-VL family's reference video loader). Rows whose
+paper setting cannot be reproduced here (adaptive selectors, no lmms-eval
+wrapper, an unnamed checkpoint) have ``adapter=None`` and say why in
+``note``. Framework-free: nothing here imports lmms-eval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "markdown_table", "QWEN_CAP"]
+
+QWEN_CAP = 768  # Qwen3VLVideoProcessor.max_frames == qwen-vl-utils FPS_MAX_FRAMES
+CLOSED_CAP = 1248
+
+_QWEN25_PIXELS = "video: 128..768 tokens of 28x28 px per frame, 115,200 tokens per video (qwen-vl-utils)"
+_QWEN3_PIXELS = "video: 128..768 tokens of 32x32 px per frame, 115,200 tokens per video (qwen-vl-utils)"
+_API_PIXELS = "frames at the task's max_side (448 px), JPEG q90; the provider's own image scaling"
+_LLAVA_PIXELS = "the model's image processor (384x384 per frame)"
+_OPENAI_COMPAT = "OpenAI-compatible chat API (frames as images, each after its <t seconds> label)"
+
+
+@dataclass(frozen=True)
+class ModelSetting:
+    row: str                     # key for `medhorizon-tasks protocol ROW`
+    paper_row: str               # the model as the paper's tables name it
+    table: str                   # "Table 6" / "Table 7"
+    input_shown: str             # the paper's "Input shown" column
+    fps: float | None = None     # fps-based rows: decode at fps, uniformly capped at cap
+    cap: int | None = None
+    frames: int | None = None    # fixed-frame rows: uniform over the whole video
+    selector: bool = False       # frames chosen by the method's own adaptive selector (no uniform plan)
+    adapter: str | None = None   # lmms-eval --model of this package (None: not reproducible here)
+    model_args: str = ""
+    pixel_budget: str = ""
+    source: str = ""             # the paper's "official source" column
+    note: str = ""
+
+    @property
+    def task(self) -> str | None:
+        """The lmms-eval task with this row's frame setting (None: no task of this package has it)."""
+        if self.selector:
+            return None
+        if self.frames:
+            return f"medhorizon_frames{self.frames}"
+        if self.fps == 1 and self.cap:
+            return "medhorizon" if self.cap == 64 else f"medhorizon_cap{self.cap}"
+        return None
+
+    @property
+    def runnable(self) -> bool:
+        return bool(self.adapter and self.task)
+
+
+def _closed(row, paper_row, model, base_url="", source="") -> ModelSetting:
+    args = f"model={model}" + (f",base_url={base_url}" if base_url else "")
+    return ModelSetting(row, paper_row, "Table 6", "1 FPS", fps=1, cap=CLOSED_CAP, adapter="medhorizon_openai",
+                        model_args=args, pixel_budget=_API_PIXELS, source=source,
+                        note=_OPENAI_COMPAT + "; the model id is the paper's name, check your provider's")
+
+
+_GEMINI = "https://generativelanguage.googleapis.com/v1beta/openai/"
+_DASHSCOPE = "https://dashscope.aliyuncs.com/compatible-mode/v1"
+_MOONSHOT = "https://api.moonshot.ai/v1"
+
+SETTINGS: tuple[ModelSetting, ...] = (
+    _closed("gpt_5_4_mini", "GPT-5.4-mini", "gpt-5.4-mini", source="OpenAI GPT-5.4 mini"),
+    _closed("gpt_5_4", "GPT-5.4", "gpt-5.4", source="OpenAI GPT-5.4"),
+    _closed("gemini_3_1_pro_preview", "Gemini-3.1-Pro-Preview", "gemini-3.1-pro-preview", _GEMINI, "Gemini 3.1 Pro"),
+    _closed("gemini_2_5_flash", "Gemini-2.5-Flash", "gemini-2.5-flash", _GEMINI, "Gemini 2.5 family"),
+    _closed("kimi_k2_5", "Kimi-K2.5", "kimi-k2.5", _MOONSHOT, "Kimi K2.5"),
+    _closed("qwen3_5_plus", "Qwen3.5-Plus", "qwen3.5-plus", _DASHSCOPE, "Alibaba Cloud Model Studio release notes"),
+    _closed("qwen3_6_plus", "Qwen3.6-Plus", "qwen3.6-plus", _DASHSCOPE, "Alibaba Cloud Model Studio release notes"),
+    _closed("qwen3_5_flash", "Qwen3.5-Flash", "qwen3.5-flash", _DASHSCOPE, "Alibaba Cloud Model Studio release notes"),
+    ModelSetting("qwen3_vl_4b", "Qwen3-VL-4B", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP, adapter="medhorizon_qwen3_vl",
+                 model_args="pretrained=Qwen/Qwen3-VL-4B-Instruct", pixel_budget=_QWEN3_PIXELS,
+                 source="https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct",
+                 note="cap: the official processor's max_frames (768)"),
+    ModelSetting("qwen3_vl_8b", "Qwen3-VL-8B", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP, adapter="medhorizon_qwen3_vl",
+                 model_args="pretrained=Qwen/Qwen3-VL-8B-Instruct", pixel_budget=_QWEN3_PIXELS,
+                 source="https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct",
+                 note="cap: the official processor's max_frames (768)"),
+    ModelSetting("minicpm_v_2_6", "MiniCPM-V 2.6", "Table 7", "64", frames=64,
+                 source="https://huggingface.co/openbmb/MiniCPM-V-2_6",
+                 note="no bridge: lmms-eval's minicpm_v fails on a frame list (AssertionError)"),
+    ModelSetting("internvl3_5_8b", "InternVL3.5-8B", "Table 7", "64", frames=64, adapter="medhorizon_internvl3_5",
+                 model_args="pretrained=OpenGVLab/InternVL3_5-8B-Instruct",
+                 pixel_budget="1 tile of 448x448 per frame (frame_tiles=1)",
+                 source="https://huggingface.co/OpenGVLab/InternVL3_5-8B-Instruct"),
+    ModelSetting("llava_video_7b", "LLaVA-Video-7B", "Table 7", "1 FPS", fps=1, cap=64, adapter="medhorizon_llava_vid",
+                 model_args="pretrained=lmms-lab/LLaVA-Video-7B-Qwen2,conv_template=qwen_1_5,"
+                            "mm_spatial_pool_mode=average",
+                 pixel_budget=_LLAVA_PIXELS, source="https://huggingface.co/lmms-lab",
+                 note="needs LLaVA-NeXT's llava package"),
+    ModelSetting("llava_video_72b", "LLaVA-Video-72B", "Table 7", "1 FPS", fps=1, cap=64,
+                 adapter="medhorizon_llava_vid",
+                 model_args="pretrained=lmms-lab/LLaVA-Video-72B-Qwen2,conv_template=qwen_1_5,"
+                            "mm_spatial_pool_mode=average,device_map=auto",
+                 pixel_budget=_LLAVA_PIXELS, source="https://huggingface.co/lmms-lab",
+                 note="needs LLaVA-NeXT's llava package"),
+    ModelSetting("aks", "AKS", "Table 7", "128", frames=128, selector=True, source="https://github.com/ncTimTang/AKS",
+                 note="adaptive keyframe selector: its released selector, not a uniform plan"),
+    ModelSetting("vilamp", "ViLAMP", "Table 7", "128", frames=128, selector=True, source="https://github.com/steven-ccq/ViLAMP",
+                 note="adaptive selector: its released inference path, not a uniform plan"),
+    ModelSetting("wfs_sb", "WFS-SB", "Table 7", "128", frames=128, selector=True, source="https://github.com/MAC-AutoML/WFS-SB",
+                 note="adaptive selector: its released inference path, not a uniform plan"),
+    ModelSetting("videollama3_7b", "VideoLLaMA3-7B", "Table 7", "1 FPS", fps=1, cap=128,
+                 adapter="medhorizon_videollama3", model_args="pretrained=DAMO-NLP-SG/VideoLLaMA3-7B",
+                 pixel_budget="the model's processor (VideoLLaMA3 video settings)",
+                 source="https://huggingface.co/DAMO-NLP-SG/VideoLLaMA3-7B", note="remote code (trust_remote_code)"),
+    ModelSetting("longva_7b_dpo", "LongVA-7B-DPO", "Table 7", "512", frames=512, adapter="medhorizon_longva",
+                 model_args="pretrained=lmms-lab/LongVA-7B-DPO,conv_template=qwen_1_5", pixel_budget=_LLAVA_PIXELS,
+                 source="https://huggingface.co/lmms-lab/LongVA-7B-DPO", note="needs LongVA's longva package"),
+    ModelSetting("videochat_flash_7b", "VideoChat-Flash-7B", "Table 7", "1 FPS", fps=1, cap=512,
+                 source="https://huggingface.co/OpenGVLab/VideoChat-Flash-Qwen2_5-7B_InternVideo2-1B",
+                 note="no bridge: lmms-eval's videochat_flash fails on a frame list (NotImplementedError)"),
+    ModelSetting("lingshu_7b", "Lingshu-7B", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP, adapter="medhorizon_qwen2_5_vl",
+                 model_args="pretrained=lingshu-medical-mllm/Lingshu-7B", pixel_budget=_QWEN25_PIXELS,
+                 source="https://huggingface.co/lingshu-medical-mllm/Lingshu-7B",
+                 note="Qwen2.5-VL architecture; cap: qwen-vl-utils' 768"),
+    ModelSetting("lingshu_32b", "Lingshu-32B", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP,
+                 adapter="medhorizon_qwen2_5_vl", model_args="pretrained=lingshu-medical-mllm/Lingshu-32B",
+                 pixel_budget=_QWEN25_PIXELS, source="https://huggingface.co/lingshu-medical-mllm/Lingshu-7B",
+                 note="Qwen2.5-VL architecture; cap: qwen-vl-utils' 768"),
+    ModelSetting("hulu_med_7b", "Hulu-Med-7B", "Table 7", "1 FPS", fps=1, cap=1800,
+                 source="https://huggingface.co/ZJU-AI4H/Hulu-Med-7B",
+                 note="no bridge: lmms-eval 0.7.3 has no Hulu-Med wrapper"),
+    ModelSetting("huatuogpt_vision_7b", "HuatuoGPT-Vision-7B", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP,
+                 adapter="medhorizon_qwen2_5_vl",
+                 model_args="pretrained=FreedomIntelligence/HuatuoGPT-Vision-7B-Qwen2.5VL", pixel_budget=_QWEN25_PIXELS,
+                 source="https://huggingface.co/FreedomIntelligence/HuatuoGPT-Vision-7B-Qwen2.5VL",
+                 note="Qwen2.5-VL architecture; cap: qwen-vl-utils' 768"),
+    ModelSetting("medgrpo", "MedGRPO", "Table 7", "1 FPS", fps=1, source="https://arxiv.org/abs/2512.06581",
+                 note="the paper names neither the checkpoint nor the cap (\"official released cap\")"),
+)
+
+_BY_ROW = {s.row: s for s in SETTINGS}
+
+
+def setting(row: str) -> ModelSetting:
+    """The row named ``row``; KeyError listing the rows otherwise."""
+    try:
+        return _BY_ROW[row]
+    except KeyError:
+        raise KeyError(f"unknown row {row!r}; rows: {', '.join(_BY_ROW)}") from None
+
+
+def lmms_eval_command(s: ModelSetting, output_path: str = "results/") -> str | None:
+    """The lmms-eval command line for a row (None when the row has no adapter or task)."""
+    if not s.runnable:
+        return None
+    args = f" --model_args {s.model_args}" if s.model_args else ""
+    return (f"lmms-eval --model {s.adapter}{args} --tasks {s.task} "
+            f"--include_path \"$(medhorizon-tasks task-path)\" --batch_size 1 --log_samples "
+            f"--output_path {output_path}")
+
+
+def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
+    """The README's "Your model" table: paper row, the paper's input, adapter, model args, task, and the
+    command that prints the full lmms-eval line (or why the row cannot be run here)."""
+    lines = ["| paper row | input (paper) | adapter | model args | task | command |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for s in settings:
+        if s.fps and s.cap:
+            paper_input = f"{s.input_shown}, cap {s.cap:,}"
+        else:
+            paper_input = f"{s.frames} frames" if s.frames else f"{s.input_shown}, cap unknown"
+        cells = [f"{s.paper_row} ({s.table})", paper_input, f"`{s.adapter}`" if s.adapter else "—",
+                 f"`{s.model_args}`" if s.adapter and s.model_args else "—", f"`{s.task}`" if s.task else "—",
+                 f"`medhorizon-tasks protocol {s.row}`" if s.runnable else f"not run here: {s.note}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

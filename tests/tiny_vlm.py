@@ -1,0 +1,99 @@
+"""Tiny, randomly initialised Qwen2.5-VL and Qwen3-VL checkpoints built offline (no download).
+
+A byte-level BPE tokenizer without merges over the 256 byte symbols plus the
+Qwen special tokens, Qwen2-VL's chat template, and configs of a few hundred
+thousand parameters; ``save_pretrained`` writes model, tokenizer and processor
+into a folder that lmms-eval's wrappers load by path.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>",
+            "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>"]
+
+# Qwen2-VL's chat template (as vendored by VLMEvalKit), which Qwen2.5-VL and Qwen3-VL share for images and video
+CHAT_TEMPLATE = (
+    "{% set image_count = namespace(value=0) %}{% set video_count = namespace(value=0) %}{% for message in messages %}"
+    "<|im_start|>{{ message['role'] }}\n{% if message['content'] is string %}{{ message['content'] }}<|im_end|>\n"
+    "{% else %}{% for content in message['content'] %}"
+    "{% if content['type'] == 'image' or 'image' in content or 'image_url' in content %}"
+    "<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif content['type'] == 'video' or 'video' in content %}<|vision_start|><|video_pad|><|vision_end|>"
+    "{% elif 'text' in content %}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def tokenizer():
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {c: i for i, c in enumerate(sorted(pre_tokenizers.ByteLevel.alphabet()))}
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    fast.add_special_tokens({"additional_special_tokens": SPECIALS})
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def _token_ids(tok) -> dict:
+    ids = {t: tok.convert_tokens_to_ids(t) for t in SPECIALS}
+    return dict(image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+                vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
+
+
+def _text(tok, **extra) -> dict:
+    return dict(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2,
+                num_key_value_heads=1, max_position_embeddings=32768, bos_token_id=tok.pad_token_id,
+                eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, **extra)
+
+
+def build_qwen2_5_vl(folder: Path) -> Path:
+    from transformers import (
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2_5_VLProcessor,
+        Qwen2VLImageProcessor,
+    )
+    from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
+
+    tok = tokenizer()
+    config = Qwen2_5_VLConfig(
+        text_config=_text(tok, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                "mrope_section": [4, 6, 6]}),
+        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                           patch_size=14, spatial_merge_size=2, temporal_patch_size=2, window_size=112,
+                           fullatt_block_indexes=[1]),
+        **_token_ids(tok))
+    processor = Qwen2_5_VLProcessor(image_processor=Qwen2VLImageProcessor(), tokenizer=tok,
+                                    video_processor=Qwen2VLVideoProcessor(), chat_template=CHAT_TEMPLATE)
+    return _save(folder, Qwen2_5_VLForConditionalGeneration(config), processor, tok)
+
+
+def build_qwen3_vl(folder: Path) -> Path:
+    from transformers import Qwen2VLImageProcessor, Qwen3VLConfig, Qwen3VLForConditionalGeneration, Qwen3VLProcessor
+    from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
+
+    tok = tokenizer()
+    config = Qwen3VLConfig(
+        text_config=_text(tok, head_dim=32, rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                             "mrope_section": [4, 6, 6], "mrope_interleaved": True}),
+        vision_config=dict(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                           patch_size=16, spatial_merge_size=2, temporal_patch_size=2, num_position_embeddings=64,
+                           deepstack_visual_indexes=[1]),
+        **_token_ids(tok))
+    processor = Qwen3VLProcessor(image_processor=Qwen2VLImageProcessor(patch_size=16), tokenizer=tok,
+                                 video_processor=Qwen3VLVideoProcessor(), chat_template=CHAT_TEMPLATE)
+    return _save(folder, Qwen3VLForConditionalGeneration(config), processor, tok)
+
+
+def _save(folder: Path, model, processor, tok) -> Path:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
