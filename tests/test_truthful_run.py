@@ -123,3 +123,12 @@ def test_the_launcher_fails_a_run_with_video_errors_unless_allowed(broken_releas
                         _env(MEDHORIZON_DATA=data2, MEDHORIZON_VIDEO_ROOT=root, MEDHORIZON_ALLOW_VIDEO_ERRORS=1))
     assert allowed.returncode == 0, allowed.stderr[-2000:]
     assert f"note: task medhorizon: {n_bad} item(s) had video errors" in allowed.stderr
+
+
+def test_a_wrapper_that_mishandles_frame_lists_is_refused_at_start_naming_the_bridge(tmp_path):
+    proc = _lmms_eval(["--model", "qwen2_5_vl", "--model_args", "pretrained=/nonexistent", "--tasks",
+                       "medhorizon_synthetic", "--output_path", str(tmp_path)], _env())
+    err = proc.stdout + proc.stderr
+    assert proc.returncode == 2
+    assert "medhorizon_qwen2_5_vl" in err and "MEDHORIZON_ALLOW_FRAME_LIST=1" in err
+    assert "/nonexistent" not in err.replace("pretrained=/nonexistent", ""), "stopped before the model loaded"
