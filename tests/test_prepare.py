@@ -67,7 +67,7 @@ def test_cli_reports_a_broken_video_and_prepares_the_rest(synthetic, tmp_path, c
     out = capsys.readouterr()
     assert rc == 1
     assert f"item {recs[0]['qa'][0]['uid']}" in out.err and "not found" in out.err
-    assert f"{len(recs[0]['qa'])} item(s) with video errors" in out.out
+    assert f"{len(recs[0]['qa'])} items with errors (video, or the cache could not be written)" in out.out
     assert main(["cache", "info", "--cache", str(tmp_path / "c"), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["entries"] == 1 and info["bytes"] > 0

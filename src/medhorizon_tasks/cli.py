@@ -1,7 +1,7 @@
 """The ``medhorizon-tasks`` command.
 
 Sub-commands: ``score``, ``compare``, ``blind-audit``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
-``prepare-frames``, ``cache``, ``synthetic``, ``check``, ``run``, ``task-path``, ``leaderboard``, ``build-dataset``,
+``prepare-frames``, ``cache``, ``synthetic``, ``check``, ``run``, ``vlmeval``, ``task-path``, ``leaderboard``, ``build-dataset``,
 ``videos``, ``surghi``, ``protocol``. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
@@ -21,8 +21,8 @@ from .text import listing, plural, report_json, with_item
 
 EXIT_USAGE = 2
 DESCRIPTION = ("Evaluate multimodal models on long medical and surgical video with the published protocols of "
-               "MedHorizon, Sureon and SurgHiBench: pre-flight your data and videos (check), run lmms-eval with an "
-               "honest exit status (run), score predictions with confidence intervals (score, compare), run the "
+               "MedHorizon, Sureon and SurgHiBench: pre-flight your data and videos (check), run lmms-eval or "
+               "VLMEvalKit with an honest exit status (run, vlmeval), score predictions with confidence intervals (score, compare), run the "
                "papers' diagnostics (diagnose, sweep, stats, plot) and build leaderboards (leaderboard).")
 
 
@@ -324,6 +324,12 @@ def _cmd_run(args) -> int:
     return run_cli(args.lmms_eval_args)
 
 
+def _cmd_vlmeval(args) -> int:
+    from .adapters.vlmeval.launch import run_cli
+
+    return run_cli(args.vlmeval_args)
+
+
 def _cmd_demo(args) -> int:
     from .demo import run_demo
 
@@ -471,6 +477,12 @@ def build_parser() -> argparse.ArgumentParser:
     rn.add_argument("lmms_eval_args", nargs=argparse.REMAINDER)
     rn.set_defaults(func=_cmd_run)
 
+    vl = sub.add_parser("vlmeval", add_help=False, help="run VLMEvalKit's own run.py with this package's datasets "
+                        "and probe models, then exit non-zero with the reason when the evaluation failed (see "
+                        "`medhorizon-tasks vlmeval --help`)")
+    vl.add_argument("vlmeval_args", nargs=argparse.REMAINDER)
+    vl.set_defaults(func=_cmd_vlmeval)
+
     t = sub.add_parser("task-path", help="print the folder to pass to lmms-eval as --include_path")
     t.set_defaults(func=_cmd_task_path)
 
@@ -515,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["run"]:  # everything after `run` belongs to lmms-eval, options included
         args = argparse.Namespace(command="run", func=_cmd_run, lmms_eval_args=argv[1:])
+    elif argv[:1] == ["vlmeval"]:  # everything after `vlmeval` belongs to VLMEvalKit, options included
+        args = argparse.Namespace(command="vlmeval", func=_cmd_vlmeval, vlmeval_args=argv[1:])
     else:
         args = build_parser().parse_args(argv)
     try:

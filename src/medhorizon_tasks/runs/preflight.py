@@ -32,7 +32,8 @@ from pathlib import Path
 from ..errors import DataError, MedHorizonError, VideoError
 
 __all__ = ["ALLOW_VIDEO_ERRORS_ENV", "Source", "SOURCES", "VideoRef", "VideoProblem", "PreflightReport",
-           "video_refs", "check_videos", "preflight", "allow_video_errors", "VideoCheckCache"]
+           "video_refs", "check_videos", "preflight", "allow_video_errors", "VideoCheckCache", "stop_unless_ready",
+           "is_main_process"]
 
 ALLOW_VIDEO_ERRORS_ENV = "MEDHORIZON_ALLOW_VIDEO_ERRORS"
 
@@ -337,3 +338,43 @@ def preflight(benchmark: str, data: str | os.PathLike | None = None, video_root:
     report.problems = check_videos(root, refs, workers=workers, progress=progress,
                                    cache=cache if cache is not None else VideoCheckCache())
     return report
+
+
+# ------------------------------------------------------------------ a framework's start
+
+def is_main_process() -> bool:
+    """Whether this is the process that speaks for a (possibly multi-process) run: every rank runs the
+    same checks and reaches the same verdict, only one prints it."""
+    for var in ("RANK", "LOCAL_RANK"):
+        if os.environ.get(var, "0").strip() not in ("0", ""):
+            return False
+    return True
+
+
+def stop_unless_ready(needed: dict[str, bool], *, prog: str = "medhorizon-tasks") -> None:
+    """The pre-flight of each benchmark in ``needed`` (``{benchmark: needs videos}``) before a framework loads
+    a model: ``SystemExit(2)`` with its message when one fails, unless only videos fail and
+    ``MEDHORIZON_ALLOW_VIDEO_ERRORS=1`` (then the failures are listed and the run goes on). The lmms-eval
+    start-up hook and the VLMEvalKit launcher both call this, so both stop with the same words."""
+    import sys
+
+    main = is_main_process()
+
+    def say(text: str) -> None:
+        if main:
+            print(text, file=sys.stderr)
+
+    for bench, videos in needed.items():
+        try:
+            report = preflight(bench, videos=videos, progress=main and sys.stderr.isatty())
+        except Exception as exc:  # noqa: BLE001 - a bug in a check must stop the run with its reason
+            say(f"[{prog}] {bench} pre-flight could not run ({type(exc).__name__}: {exc})")
+            raise SystemExit(2) from None
+        if report.ok:
+            say(f"[{prog}] {report.message()}")
+        elif report.fatal is None and allow_video_errors():
+            say(f"[{prog}] " + report.message().replace(
+                "Fix:", f"Continuing ({ALLOW_VIDEO_ERRORS_ENV} is set); fix:", 1))
+        else:
+            say(f"{prog}: {report.message()}")
+            raise SystemExit(2)

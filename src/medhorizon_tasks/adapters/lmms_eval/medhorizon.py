@@ -108,10 +108,7 @@ def process_results(doc: dict, results) -> dict:
     error = None
     if setting.shows_frames:
         error = video_error(_key(item, setting, doc), _decode(item, setting, doc))
-    record = scoring.error_record(item, setting.mode, error) if error else scoring.score_item(item, raw, setting.mode)
-    if error:
-        record["raw_output"] = raw
-    return {"accuracy": record}
+    return {"accuracy": scoring.record_for(item, raw, setting.mode, error)}
 
 
 # The task YAMLs of earlier releases name one hook per mode; the mode now comes from the task itself.

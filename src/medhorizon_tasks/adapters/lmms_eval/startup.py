@@ -123,40 +123,15 @@ def benchmarks_needed(tasks: str) -> dict[str, bool]:
     return needed
 
 
-def _is_main_process() -> bool:
-    return os.environ.get("LOCAL_RANK", os.environ.get("RANK", "0")) in ("0", "")
-
-
 def check_cli_run(args: argparse.Namespace) -> None:
     """The guard against wrappers that mishandle a frame list, then the pre-flight for the benchmarks
     ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
+    from ...runs.preflight import is_main_process, stop_unless_ready
     from .bridges.guard import frame_list_problem
 
     problem = frame_list_problem(args.model, args.tasks, args.model_args)
     if problem:
-        if _is_main_process():
+        if is_main_process():
             print(f"medhorizon-tasks: {problem}", file=sys.stderr)
         raise SystemExit(2)
-    needed = benchmarks_needed(args.tasks)
-    if not needed:
-        return
-    from ...runs.preflight import allow_video_errors, preflight
-
-    main = _is_main_process()
-    for bench, videos in needed.items():
-        try:
-            report = preflight(bench, videos=videos, progress=main and sys.stderr.isatty())
-        except Exception as exc:  # noqa: BLE001 - a bug in a check must not hide behind lmms-eval's handler
-            _warn(f"{bench} pre-flight could not run ({type(exc).__name__}: {exc})")
-            raise SystemExit(2) from None
-        if report.ok:
-            if main:
-                _warn(report.message())
-            continue
-        if report.fatal is None and allow_video_errors():
-            if main:
-                _warn(report.message().replace("Fix:", "Continuing (MEDHORIZON_ALLOW_VIDEO_ERRORS is set); fix:", 1))
-            continue
-        if main:
-            print(f"medhorizon-tasks: {report.message()}", file=sys.stderr)
-        raise SystemExit(2)
+    stop_unless_ready(benchmarks_needed(args.tasks))

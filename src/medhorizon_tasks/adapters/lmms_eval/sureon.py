@@ -98,9 +98,7 @@ def process_results(doc, results):
     item = _item(doc)
     raw = results[0] if results else None
     error = video_error(_key(item, doc, mode), _decode(item, doc)) if mode == "visual" else None
-    record = scoring.error_record(item, mode, error) if error else scoring.score_item(item, raw, mode)
-    record["raw_output"] = raw
-    return {"accuracy": record}
+    return {"accuracy": scoring.record_for(item, raw, mode, error)}
 
 
 # The task YAMLs of earlier releases name one hook per mode; the mode now comes from the task itself.

@@ -21,18 +21,20 @@ from loguru import logger
 
 from ...benchmarks.surghi import protocol
 from ...benchmarks.surghi.frames import (
+    HIERARCHY_ENV,
     FrameRow,
+    hierarchy_file_for,
     item_features,
     load_hierarchy_file,
     read_frame_rows,
     resolve_hierarchies,
 )
-from ...benchmarks.surghi.scoring import Prediction, evaluate
+from ...benchmarks.surghi.scoring import frame_record, records_report
 from ...errors import MedHorizonError, VideoError
 from ...video_status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error
 
-DATA_ENV, HIERARCHY_ENV, VIDEO_ROOT_ENV = "SURGHI_DATA", "SURGHI_HIERARCHY", "SURGHI_VIDEO_ROOT"
+DATA_ENV, VIDEO_ROOT_ENV = "SURGHI_DATA", "SURGHI_VIDEO_ROOT"
 _HIERARCHIES: dict = {}    # dataset -> (Hierarchy, source), filled by process_docs
 
 
@@ -40,8 +42,6 @@ def _dataset(data: Path, hierarchy_file: Path | None, root: Path):
     from datasets import Dataset, Value
 
     rows = read_frame_rows(data, role="items")  # validates the whole file first
-    if hierarchy_file is None and (data.parent / "hierarchies.json").exists():
-        hierarchy_file = data.parent / "hierarchies.json"
     given = load_hierarchy_file(hierarchy_file) if hierarchy_file else None
     _HIERARCHIES.update(resolve_hierarchies(rows, given))
     for ds, (h, src) in sorted(_HIERARCHIES.items()):
@@ -60,9 +60,7 @@ def process_docs_data(dataset):
         raise MedHorizonError(f"The surghi task needs {DATA_ENV}=/path/to/items.jsonl (and {VIDEO_ROOT_ENV}, "
                               f"optionally {HIERARCHY_ENV}); for the synthetic sample use --tasks surghi_synthetic")
     data = Path(path).expanduser()
-    hier = os.environ.get(HIERARCHY_ENV)
-    return _dataset(data, Path(hier).expanduser() if hier else None,
-                    Path(os.environ.get(VIDEO_ROOT_ENV) or data.parent).expanduser())
+    return _dataset(data, hierarchy_file_for(data), Path(os.environ.get(VIDEO_ROOT_ENV) or data.parent).expanduser())
 
 
 def process_docs_synthetic(dataset):
@@ -120,10 +118,8 @@ def process_results(doc, results):
     row = _row(doc)
     window = _window(task_kwargs())
     raw = results[0] if results else None
-    phase, step = protocol.predicted_labels(raw, _hierarchy(row.dataset))
-    record = {"uid": row.uid, "dataset": row.dataset, "video": row.video, "frame": row.frame,
-              "gt_phase": row.phase, "gt_step": row.step, "pred_phase": phase, "pred_step": step,
-              "raw_output": raw, "error": video_error(_key(row, doc, window), _decode(row, doc, window))}
+    record = frame_record(row, raw, _hierarchy(row.dataset), video_error(_key(row, doc, window),
+                                                                         _decode(row, doc, window)))
     return {k: record for k in METRIC_NAMES}
 
 
@@ -138,11 +134,7 @@ def surghi_report(records: list[dict]) -> dict:
     if _LAST_REPORT is not None and _LAST_REPORT[0] == key:
         return _LAST_REPORT[1]
     rows = [FrameRow(r["dataset"], r["video"], int(r["frame"]), r["gt_phase"], r["gt_step"]) for r in records]
-    preds = {(r["dataset"], r["video"], int(r["frame"])): Prediction(r["pred_phase"], r["pred_step"],
-                                                                     r.get("raw_output"), r.get("error"))
-             for r in records}
-    report = evaluate(rows, preds, {ds: _HIERARCHIES[ds] for ds in {r.dataset for r in rows}
-                                    if ds in _HIERARCHIES}).report()
+    report = records_report(rows, records, _HIERARCHIES)
     _LAST_REPORT = (key, report)
     return report
 

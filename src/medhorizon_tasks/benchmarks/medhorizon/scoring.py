@@ -19,7 +19,7 @@ from ...stats import wilson_ci
 from .release import Item, parse_uid
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
 
-__all__ = ["score_item", "missing_record", "error_record", "read_predictions", "score_predictions",
+__all__ = ["score_item", "record_for", "missing_record", "error_record", "read_predictions", "score_predictions",
            "report", "format_table", "PREDICTION_KEYS"]
 
 BENCHMARK = "medhorizon"
@@ -38,6 +38,16 @@ def score_item(item: Item, raw_output: str | None, mode: str) -> dict:
     rec.update(raw_output=raw_output, extracted=ex.letter, status=ex.status, valid=ex.valid,
                correct=bool(ex.valid and ex.letter == item.answer), error=None)
     return rec
+
+
+def record_for(item: Item, raw_output: str | None, mode: str, error: str | None) -> dict:
+    """The record of one model output in either framework: scored, or -- when the item's video failed
+    (``error``; the model got no frames) -- a video error whatever the model said, its text kept beside it."""
+    if not error:
+        return score_item(item, raw_output, mode)
+    record = error_record(item, mode, error)
+    record["raw_output"] = raw_output
+    return record
 
 
 def missing_record(item: Item, mode: str) -> dict:

@@ -29,7 +29,7 @@ from ...text import listing, with_item
 from ..medhorizon.scoring import PREDICTION_KEYS, read_predictions, records_for
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
 
-__all__ = ["extract_order", "score_item", "missing_record", "error_record", "read_predictions",
+__all__ = ["extract_order", "score_item", "record_for", "missing_record", "error_record", "read_predictions",
            "score_predictions", "report", "format_report", "BENCHMARK", "PREDICTION_KEYS", "RECORD_KEYS"]
 
 BENCHMARK = "sureon"
@@ -190,6 +190,17 @@ def score_item(item: SureonItem, raw_output: str | None, mode: str, *, judge=Non
     rec.update(raw_output=raw_output, extracted=extracted, status=status, valid=valid, correct=correct,
                error=None, judge_reason=reason)
     return rec
+
+
+def record_for(item: SureonItem, raw_output: str | None, mode: str, error: str | None, *, judge=None) -> dict:
+    """The record of one model output in either framework: scored, or a video error (``error``: the model
+    got no frames) whatever the model said; the raw text is kept in both."""
+    if error:
+        record = error_record(item, mode, error)
+    else:
+        record = score_item(item, raw_output, mode, judge=judge)
+    record["raw_output"] = raw_output
+    return record
 
 
 def missing_record(item: SureonItem, mode: str) -> dict:

@@ -177,6 +177,19 @@ def load_hierarchy_file(path: str | os.PathLike) -> dict[str, Hierarchy] | Hiera
         raise DataError(exc.problems, source=str(path)) from None
 
 
+HIERARCHY_ENV = "SURGHI_HIERARCHY"
+
+
+def hierarchy_file_for(data: str | os.PathLike) -> Path | None:
+    """The hierarchy JSON that goes with task items ``data``: ``$SURGHI_HIERARCHY``, else a
+    ``hierarchies.json`` beside the data, else None (shipped or derived hierarchies apply)."""
+    env = os.environ.get(HIERARCHY_ENV)
+    if env:
+        return Path(env).expanduser()
+    beside = Path(data).expanduser().parent / "hierarchies.json"
+    return beside if beside.exists() else None
+
+
 def resolve_hierarchies(annotations: Iterable[FrameRow],
                         given: Mapping[str, Hierarchy] | Hierarchy | None = None) -> dict[str, tuple[Hierarchy, str]]:
     """``{dataset: (hierarchy, source)}`` for every dataset in ``annotations``.

@@ -130,6 +130,27 @@ def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
     return SurghiResult(per_video, dict(hierarchies), counts, unknown)
 
 
+# ------------------------------------------------------------------ records of a framework's run
+
+def frame_record(row: FrameRow, raw: str | None, hierarchy: Hierarchy, error: str | None) -> dict:
+    """One evaluated frame's record in either framework: its ground truth and the labels parsed from the
+    model's text (the labels of a video error are ignored by the metrics, as in :func:`evaluate`)."""
+    phase, step = predicted_labels(raw, hierarchy)
+    return {"uid": row.uid, "dataset": row.dataset, "video": row.video, "frame": row.frame,
+            "gt_phase": row.phase, "gt_step": row.step, "pred_phase": phase, "pred_step": step,
+            "raw_output": raw, "error": error}
+
+
+def records_report(rows, records, hierarchies: Mapping[str, tuple[Hierarchy, str]]) -> dict:
+    """``score --benchmark surghi``'s report of a run's frame records over ``rows``; a row without a record
+    counts as missing."""
+    rows = list(rows)
+    preds = {(r["dataset"], r["video"], int(r["frame"])):
+             Prediction(r["pred_phase"], r["pred_step"], r.get("raw_output"), r.get("error")) for r in records}
+    datasets = {r.dataset for r in rows}
+    return evaluate(rows, preds, {ds: h for ds, h in hierarchies.items() if ds in datasets}).report()
+
+
 # ------------------------------------------------------------------ prediction files
 
 def read_predictions(path: str | os.PathLike, hierarchies: Mapping[str, tuple[Hierarchy, str]]) -> dict[Key, Prediction]:
@@ -216,5 +237,5 @@ def dumps_report(rep: dict) -> str:
     return report_json(rep)
 
 
-__all__ = ["BENCHMARK", "Prediction", "SurghiResult", "evaluate", "read_predictions", "format_report",
-           "dumps_report"]
+__all__ = ["BENCHMARK", "Prediction", "SurghiResult", "evaluate", "frame_record", "records_report",
+           "read_predictions", "format_report", "dumps_report"]

@@ -1,0 +1,315 @@
+"""``medhorizon-tasks vlmeval <VLMEvalKit run arguments>``: VLMEvalKit's own ``run.py`` with this package in it.
+
+What it does around ``vlmeval.run.main()`` (run in this process, so that the
+registration is seen):
+
+1. refuses before anything is loaded (exit status 2) when the pre-flight of a
+   release dataset fails -- the lmms-eval path's check and message
+   (``MEDHORIZON_ALLOW_VIDEO_ERRORS=1`` to run anyway) -- or when the work dir
+   holds predictions VLMEvalKit would reuse that another package or data
+   version made (:mod:`.stamp`);
+2. registers the datasets and probe models (:mod:`.register`), forces
+   lossless TSV predictions (``PRED_FORMAT=tsv``) and rule-based extraction
+   (``--judge exact_matching`` unless ``--judge`` is given), and uses ``gloo``
+   when no GPU is visible;
+3. runs VLMEvalKit, then reads what it wrote -- ``status.json`` and, for this
+   package's datasets, the records and report ``evaluate`` wrote in this run --
+   and exits non-zero with one line per reason
+   (:class:`~medhorizon_tasks.runs.launch.Verdict`), since VLMEvalKit exits 0
+   when a dataset fails.
+
+Several processes: ``torchrun --nproc-per-node N -m
+medhorizon_tasks.adapters.vlmeval.launch <arguments>`` (every rank runs the
+checks; rank 0 writes the stamps and gives the verdict).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from ...errors import MedHorizonError
+from ...jsonl import iter_jsonl
+from ...runs.launch import EXIT_REFUSED, Verdict, last_error
+from ...runs.preflight import ALLOW_VIDEO_ERRORS_ENV, allow_video_errors
+from .presets import PRESETS, Preset
+
+__all__ = ["run_cli", "judge_vlmeval_run", "HELP"]
+
+OUR_CLASSES = {"MedHorizonDataset", "SureonDataset", "SurgHiBenchDataset"}
+
+
+def _arguments(argv: list[str]) -> argparse.Namespace:
+    """The few of VLMEvalKit's arguments the launcher needs (the rest go to VLMEvalKit untouched)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--data", nargs="+", default=None)
+    p.add_argument("--model", nargs="+", default=None)
+    p.add_argument("--config", default=None)
+    p.add_argument("--work-dir", default="./outputs")
+    p.add_argument("--mode", default="all")
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--judge", default=None)
+    p.add_argument("--api-mode", action="store_true")
+    args, _ = p.parse_known_args(argv)
+    return args
+
+
+def _requested(args: argparse.Namespace) -> tuple[list[str], dict[str, Preset | None]]:
+    """``(model names, dataset name -> our preset or None for another dataset)``."""
+    if args.config:
+        try:
+            cfg = json.loads(Path(args.config).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise MedHorizonError(f"--config {args.config}: cannot be read as JSON ({exc})") from None
+        models = list((cfg.get("model") or {}).keys())
+        datasets: dict[str, Preset | None] = {}
+        for name, entry in (cfg.get("data") or {}).items():
+            entry = entry or {}
+            if entry.get("class") in OUR_CLASSES:
+                datasets[name] = PRESETS.get(str(entry.get("dataset")))
+                if datasets[name] is None:
+                    raise MedHorizonError(f"--config data {name!r}: unknown dataset {entry.get('dataset')!r} for "
+                                          f"class {entry['class']}")
+            else:
+                datasets[name] = PRESETS.get(name) if not entry else None
+        return models, datasets
+    return list(args.model or []), {name: PRESETS.get(name) for name in (args.data or [])}
+
+
+def _rank() -> int:
+    try:
+        return int(os.environ.get("RANK", "0") or 0)
+    except ValueError:
+        return 0
+
+
+def _say(message: str) -> None:
+    """To stderr, once: every rank of a torchrun job runs the same checks and reaches the same verdict."""
+    if _rank() == 0:
+        print(message, file=sys.stderr)
+
+
+def _preflight(ours: dict[str, Preset]) -> int | None:
+    """The pre-flight of the release datasets asked for (text-only ones need no videos)."""
+    needed: dict[str, bool] = {}
+    for p in ours.values():
+        if not p.synthetic:
+            needed[p.benchmark] = needed.get(p.benchmark, False) or p.shows_frames
+    from ...runs.preflight import stop_unless_ready
+
+    try:
+        stop_unless_ready(needed)
+    except SystemExit as stop:
+        return int(stop.code or 0) or None
+    return None
+
+
+def run_cli(argv: list[str]) -> int:
+    """``medhorizon-tasks vlmeval <VLMEvalKit arguments>``; the exit status of :class:`Verdict`."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print(HELP)
+        return 0 if argv else EXIT_REFUSED
+    args = _arguments(argv)
+    try:
+        models, datasets = _requested(args)
+    except MedHorizonError as exc:
+        print(f"medhorizon-tasks vlmeval: error: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    if not models or not datasets:
+        print("medhorizon-tasks vlmeval: error: name the models and datasets (--model ... --data ..., or --config "
+              "FILE), e.g. --model medhorizon_needle --data MedHorizon_Synthetic_cap64", file=sys.stderr)
+        return EXIT_REFUSED
+    ours = {name: p for name, p in datasets.items() if p is not None}
+    stopped = _preflight(ours)
+    if stopped:
+        return stopped
+    work_dir = Path(os.environ.get("MMEVAL_ROOT") or args.work_dir)
+    try:
+        from .stamp import expected_stamp, stale_problems, write_stamps
+
+        runs = {name: (p, expected_stamp(p, args.limit)) for name, p in ours.items()}
+        problems = [] if args.api_mode else stale_problems(work_dir, models, runs)
+    except MedHorizonError as exc:
+        print(f"medhorizon-tasks vlmeval: error: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    if problems:
+        _say("medhorizon-tasks vlmeval: refusing to run: VLMEvalKit would reuse predictions that this package "
+              "version and data did not make:\n" + "\n".join(f"  - {p}" for p in problems)
+              + "\nRemove those files or choose another --work-dir.")
+        return EXIT_REFUSED
+    if _rank() == 0 and not args.api_mode:
+        write_stamps(work_dir, models, runs)
+
+    forced = list(argv)
+    if args.judge is None:
+        forced += ["--judge", "exact_matching"]  # rule-based extraction; VLMEvalKit would pick an OpenAI judge
+    if os.environ.get("PRED_FORMAT", "tsv").lower() != "tsv":
+        _say(f"medhorizon-tasks vlmeval: PRED_FORMAT={os.environ['PRED_FORMAT']} replaced by tsv (the only "
+             "lossless prediction format)")
+    os.environ["PRED_FORMAT"] = "tsv"
+
+    from .datasets import ProtocolDataset
+    from .register import register, use_gloo_without_gpu
+
+    register()
+    use_gloo_without_gpu()
+    ProtocolDataset.default_limit = args.limit
+    import vlmeval.run
+
+    started = time.time()
+    crashed = None
+    saved_argv = sys.argv
+    sys.argv = [saved_argv[0] if saved_argv else "vlmeval", *forced]
+    try:
+        vlmeval.run.main()
+    except SystemExit as stop:  # argparse: a usage error or --help
+        if stop.code not in (0, None):
+            return EXIT_REFUSED
+        return 0
+    except Exception as exc:  # noqa: BLE001 - said in the verdict, like every other failure
+        crashed = f"{type(exc).__name__}: {exc}"
+    finally:
+        sys.argv = saved_argv
+    if _rank() != 0:
+        return 1 if crashed else 0
+    verdict = judge_vlmeval_run(work_dir, models, datasets, started, mode=args.mode, crashed=crashed)
+    print(verdict.summary(), file=sys.stderr)
+    return verdict.exit_code
+
+
+# ------------------------------------------------------------------ judging a finished run
+
+def _newest_log(work_dir: Path, since: float) -> Path | None:
+    logs = [p for p in (work_dir / "logs").glob("*.log") if p.stat().st_mtime >= since - 1]
+    return max(logs, key=lambda p: p.stat().st_mtime) if logs else None
+
+
+def _status_files(work_dir: Path, model: str) -> list[Path]:
+    root = work_dir / model
+    return [root / "status.json", *sorted(root.glob("T*/status.json"))]  # flat (local mode), per run (API mode)
+
+
+def _entry(work_dir: Path, model: str, dataset: str, since: float) -> dict | None:
+    """The dataset's entry in the model's newest ``status.json`` that this run updated."""
+    best = None
+    for path in _status_files(work_dir, model):
+        try:
+            status = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        entry = (status.get("datasets") or {}).get(dataset)
+        if not isinstance(entry, dict):
+            continue
+        try:
+            updated = datetime.datetime.fromisoformat(entry.get("updated_at", "")).timestamp()
+        except (TypeError, ValueError):
+            continue
+        if updated >= since - 1 and (best is None or updated > best[0]):
+            best = (updated, entry, path)
+    return None if best is None else {**best[1], "_status_file": str(best[2])}
+
+
+def _fresh(path: Path, since: float) -> bool:
+    try:
+        return path.stat().st_mtime >= since - 1
+    except OSError:
+        return False
+
+
+def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, since: float, v: Verdict) -> None:
+    """What this package's own outputs say: a report from this run, video errors, items without a prediction."""
+    from .outputs import records_path, report_path
+
+    root = Path(entry["_status_file"]).parent if entry else work_dir / model
+    pred = root / (entry or {}).get("prediction_file", f"{model}_{dataset}.tsv")
+    if not _fresh(report_path(pred), since):
+        v.reasons.append(f"{model} x {dataset} produced no metrics (no report written by this run)")
+        return
+    records = [rec for _, rec in iter_jsonl(records_path(pred))]
+    errors = [r for r in records if r.get("error")]
+    if errors:
+        text = (f"{model} x {dataset}: {len(errors)} item(s) had video errors and were counted wrong "
+                f"(first: {errors[0]['error']})")
+        if allow_video_errors():
+            v.notes.append(text + f" [{ALLOW_VIDEO_ERRORS_ENV} is set]")
+        else:
+            v.reasons.append(text + f"; set {ALLOW_VIDEO_ERRORS_ENV}=1 to accept such a run")
+    report = json.loads(report_path(pred).read_text(encoding="utf-8"))
+    missing = (report.get("overall", {}).get("missing") or report.get("overall", {}).get("n_missing")
+               or len(report.get("missing") or []))
+    if missing:
+        v.reasons.append(f"{model} x {dataset}: {missing} item(s) have no prediction")
+
+
+def judge_vlmeval_run(work_dir: Path, models: list[str], datasets: dict[str, Preset | None], since: float, *,
+                      mode: str = "all", crashed: str | None = None) -> Verdict:
+    """Every reason the VLMEvalKit run that started at ``since`` does not count."""
+    v = Verdict("VLMEvalKit")
+    log = _newest_log(work_dir, since)
+    where = f"; log: {log}" if log else ""
+    if crashed:
+        v.reasons.append(f"VLMEvalKit stopped with {crashed}{where}")
+    for model in models:
+        for dataset, preset in datasets.items():
+            entry = _entry(work_dir, model, dataset, since)
+            if entry is None and preset is not None and _fresh(work_dir / model / f"{model}_{dataset}_report.json",
+                                                               since):
+                _our_problems(None, work_dir, model, dataset, since, v)  # a VLMEvalKit without status.json
+            elif entry is None:
+                err = last_error(log) if log else None
+                v.reasons.append(f"{model} x {dataset} was not evaluated" + (f" ({err})" if err else "") + where)
+            elif entry.get("error_message"):
+                v.reasons.append(f"{model} x {dataset} failed: {entry['error_message']}{where}")
+            elif entry.get("skip_reason") and not (mode == "infer" and entry["skip_reason"] == "mode_infer"):
+                v.reasons.append(f"{model} x {dataset} was skipped by VLMEvalKit ({entry['skip_reason']}){where}")
+            elif mode == "infer":
+                continue
+            elif preset is not None:
+                _our_problems(entry, work_dir, model, dataset, since, v)
+            elif not entry.get("metrics"):
+                v.reasons.append(f"{model} x {dataset} produced no metrics{where}")
+    return v
+
+
+HELP = """usage: medhorizon-tasks vlmeval <VLMEvalKit run arguments>
+
+Runs VLMEvalKit's own run.py (vlmeval.run.main) with this package's datasets and
+probe models registered, then reads what it wrote and exits non-zero with one
+line per reason when a dataset failed, was skipped, produced no metrics, had
+items without a prediction, or had video errors (unless
+MEDHORIZON_ALLOW_VIDEO_ERRORS=1). VLMEvalKit itself exits 0 in all of these cases.
+
+Datasets: MedHorizon_cap{64,128,256,512,1248}, MedHorizon_text, MedHorizon_oracle,
+MedHorizon_frames{4,...,512}, MedHorizon_order_*, MedHorizon_sampling_*,
+Sureon_visual, Sureon_blind, SurgHiBench, and each as <Benchmark>_Synthetic...
+(e.g. MedHorizon_Synthetic_cap64) on the embedded synthetic data. Release data:
+MEDHORIZON_DATA / SUREON_DATA / SURGHI_DATA and *_VIDEO_ROOT, as for lmms-eval.
+Probe models: medhorizon_random, medhorizon_needle.
+
+Forced: PRED_FORMAT=tsv (lossless predictions); --judge exact_matching unless
+--judge is given (a --judge model judges Sureon's SM summaries only). --limit N
+evaluates the first N items of each of this package's datasets.
+Refused (exit 2) before loading anything: a failing pre-flight of the release
+data and videos, or predictions in --work-dir that another package or data
+version made (VLMEvalKit would silently reuse them).
+
+exit status: 0 the run counts; 1 it failed or is incomplete; 2 refused.
+
+examples:
+  medhorizon-tasks vlmeval --model medhorizon_needle --data MedHorizon_Synthetic_cap64 --work-dir out/
+  medhorizon-tasks vlmeval --model Qwen2.5-VL-7B-Instruct --data MedHorizon_cap64 MedHorizon_text --work-dir out/
+  torchrun --nproc-per-node 2 -m medhorizon_tasks.adapters.vlmeval.launch --model ... --data ... --work-dir out/
+"""
+
+
+def main() -> int:
+    return run_cli(sys.argv[1:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
