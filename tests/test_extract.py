@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 import re
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -306,3 +308,262 @@ def test_authors_scorer_gets_these_wrong_and_we_do_not(text, truth):
 def test_agrees_with_authors_scorer_on_bare_letters(text):
     assert extract_choice(text).letter == authors_first_letter(text)
     assert extract_choice(text).valid
+
+
+# --- linear time ------------------------------------------------------------------------------
+#
+# Extraction must stay linear in the length of the output whatever it holds: a letter chain read
+# again from every letter or cue inside it, option texts tested against every earlier match, or a
+# regex that splits a run of spaces every possible way are all quadratic, and a 960 KB output then
+# never finishes. Wall time is not asserted (CI shares its cores): the work is counted instead, as
+# the number of Python calls and C calls made while extracting (sys.setprofile), for inputs of n
+# and 4n characters. Linear work grows 4x; the original's grew 6-16x where it was quadratic in
+# Python, and its C-level quadratic cases (a regex back-tracking over a run of spaces, a search
+# back to the line start for every "option") did not finish the 64 KB / 960 KB inputs below.
+# The core is called directly: the public wrapper would turn a crash into "unparsed".
+
+ADVERSARIAL = {  # name: repeated unit
+    "comma_list": "A, B, C, D, ",
+    "option_chain": "option A or ",
+    "soft_cue_chain": "A or probably B or probably C or ",
+    "alt_chain": "A or maybe B or maybe C or maybe D or ",
+    "or_groups": "A or B. ",
+    "letters": "A B C D ",
+    "slash_list": "A/B/C/D/",
+    "and_list": "A, B and C, D and ",
+    "option_texts": "Preparation Dissection Lymph node dissection Closure ",
+    "one_option": "Closure ",
+    "echoed_list": "A. Preparation\nB. Dissection\n",
+    "option_words": "option ",
+    "parens": "(A) (B) (C) (D) ",
+    "bold": "**A** **B** ",
+    "refusals": "I cannot determine the phase. ",
+    "think_tags": "<think>A</think> <think> ",
+    "cues": "The answer is answer: final answer: ",
+    "rejections": "not A, rule out B, C is wrong. ",
+    "verdicts": "Option A: Preparation - incorrect\n",
+    "chinese": "答案是A或B，选项C，",
+    "one_letter_lines": "b\n",
+}
+# What each gives at any length (whole units), the same as the original gives on short ones.
+ADVERSARIAL_RESULTS = {
+    "comma_list": (None, "unparsed"), "option_chain": ("A", "ok"), "soft_cue_chain": (None, "hedge"),
+    "alt_chain": (None, "hedge"), "or_groups": (None, "hedge"), "letters": (None, "unparsed"),
+    "slash_list": (None, "hedge"), "and_list": (None, "hedge"), "option_texts": (None, "unparsed"),
+    "one_option": ("D", "ok"), "echoed_list": (None, "unparsed"), "option_words": (None, "unparsed"),
+    "parens": (None, "unparsed"), "bold": ("B", "ok"), "refusals": (None, "refusal"),
+    "think_tags": (None, "empty"), "cues": (None, "unparsed"), "rejections": (None, "unparsed"),
+    "verdicts": ("A", "ok"), "chinese": ("C", "ok"), "one_letter_lines": ("B", "ok"),
+}
+# Long runs inside one construct: regex back-tracking, not repeated units.
+RUNS = {
+    "spaces_after_lt": (lambda n: "<" + " " * n + "x", (None, "unparsed")),
+    "spaces_after_cue": (lambda n: "The answer is" + " " * n + "C", ("C", "ok")),
+    "spaces_in_tag": (lambda n: "<think" + " " * n + "> B </think> C", ("C", "ok")),
+    "quotes_after_cue": (lambda n: "Answer: " + "\"'([<" * (n // 5) + "x", (None, "unparsed")),
+}
+
+
+def _adversarial(name, n):
+    unit = ADVERSARIAL[name]
+    return unit * max(1, n // len(unit))
+
+
+def _core(text):
+    return extract_module._extract(text, letters_for(4), O4)
+
+
+def _work(text):
+    """(calls made while extracting, result)."""
+    calls = 0
+
+    def count(frame, event, arg):
+        nonlocal calls
+        calls += 1
+
+    sys.setprofile(count)
+    try:
+        got = _core(text)
+    finally:
+        sys.setprofile(None)
+    return calls, got
+
+
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_work_grows_linearly(name):
+    small, _ = _work(_adversarial(name, 1000))
+    big, got = _work(_adversarial(name, 4000))
+    assert big / small < 6, f"{name}: 4x the text, {big / small:.1f}x the work ({small} -> {big} calls)"
+    assert (got.letter, got.status) == ADVERSARIAL_RESULTS[name]
+
+
+@pytest.mark.parametrize("name", list(ADVERSARIAL))
+def test_64kb_adversarial_outputs(name):
+    got = _core(_adversarial(name, 64 * 1024))
+    assert (got.letter, got.status) == ADVERSARIAL_RESULTS[name]
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_long_runs(name):
+    make, expected = RUNS[name]
+    for n in (64 * 1024, 960 * 1024):
+        got = _core(make(n))
+        assert (got.letter, got.status) == expected, n
+
+
+@pytest.mark.parametrize("name", ["option_texts", "one_option", "option_words", "refusals", "think_tags", "cues"])
+def test_960kb_adversarial_outputs(name):
+    got = _core(_adversarial(name, 960 * 1024))
+    assert (got.letter, got.status) == ADVERSARIAL_RESULTS[name]
+
+
+def test_compiled_option_patterns_are_cached():
+    for cache in (extract_module._option_set, extract_module._option_pattern, extract_module._compiled):
+        cache.cache_clear()
+    for _ in range(3):
+        assert extract_choice("The answer is lymph node dissection.", O4) == Extraction("C", "ok")
+        assert extract_choice("The answer is closure.", list(reversed(O4))) == Extraction("A", "ok")
+    per_question = extract_module._option_set.cache_info()
+    per_text = extract_module._option_pattern.cache_info()
+    compiled = extract_module._compiled.cache_info()
+    assert (per_question.misses, per_question.hits) == (2, 4)
+    assert per_text.misses == 8  # each (text, letter) once: the letter decides which "B." prefix is stripped
+    # compiled once each, and only for options an output may name ("Preparation" never is)
+    assert (compiled.misses, compiled.currsize) == (3, 3)
+
+
+# --- agreement with the original implementation ----------------------------------------------
+
+# The extractor was rewritten for linear time (commit after 433bf22); every result must stay
+# what the rules gave before. A seeded corpus of realistic model outputs (the pieces below,
+# composed at random) was scored by the original and its results are frozen here.
+_PIECES = {
+    "cue": ["The answer is", "Answer:", "answer:", "Final answer:", "\\boxed{", '{"answer": "', "<answer>",
+            "I choose", "I'd go with", "I think it's", "so", "Therefore,", "thus", "must be", "It's", "答案是",
+            "答案：", "选", "选项", "正确答案为", "Antwort:", "Die richtige Antwort ist", "Respuesta:",
+            "La respuesta correcta es", "Réponse :", "The correct option is", "My final choice:", "最终答案",
+            "The best match is", '"final_answer": "', "I pick", "the most likely answer would be", "I'd say",
+            "probably", "most likely", "Hence", "I believe", "it should be"],
+    "decor": ["{}", "({})", "{}.", "**{}**", "{})", "option {}", "Option {}", "\\text{{{}}}", "[{}]", "'{}'",
+              '"{}"', "{}:", "choice {}", "（{}）", "letter {}", "__{}__", " {}\n"],
+    "post": ["is correct", "is the answer", "is right", "fits best", "正确", "is wrong", "is incorrect",
+             "- correct", "- incorrect", ": no", "?", "could also fit", "is also possible", "is unlikely",
+             "can be ruled out", "isn't", "is not correct", "错误", "is a close second"],
+    "pre": ["not", "Not", "rule out", "never", "except", "instead of", "over", "than", "不是", "排除", "neither",
+            "eliminate", "I wouldn't choose", "excluding"],
+    "conn": [" or ", " and ", "/", ", ", " or maybe ", " nor ", "或", "和", " & ", ", or possibly ", " und ",
+             ", option ", " or probably ", " y "],
+    "refusal": ["I cannot determine the answer from the provided frames.", "I'm unable to answer this question.",
+                "I can't tell.", "Not enough information is visible.", "cannot be determined",
+                "As an AI language model", "Sorry, I can't help with that.", "无法确定答案。", "I don't know",
+                "no video was provided", "insufficient visual evidence", "je ne peux pas"],
+    "hedge": ["either", "Between", "both", "it could also be", "or maybe", "possibly", "perhaps", "alternatively"],
+    "filler": ["The frames show the hook dissecting tissue.", "A careful look at the clip", "a careful review",
+               "I think this is a difficult question.", "The C-arm is positioned.", "X-ray", "e.g.", "I'm", "N/A",
+               "Hepatitis B", "Vitamin D", "Let's go through each option.", "Explanation:", "because", "Wait,",
+               "Actually,", "On second thought,", "hmm", "frame 7", "A surgeon", "I would", "I", "a", "A", "the",
+               "wrong", "Preparation", "Dissection", "lymph node dissection", "Closure", "Both A and B", "根据视频内容",
+               "。", "(", ")", ":", "-", "\"", "`", "```json", "#", "|", "$", "\\(", "}", "{", "<|im_end|>", "</s>",
+               "\u200b", "ＡＢＣ", "“", "’", "•", ">", "1.", "\t", "\n", "\n\n", "'s", "ABCD", "A-B", "C's"],
+    "think": ["<think>", "</think>", "<thinking>", "</thinking>", "<reasoning>", "</reasoning>", "< /think >"],
+    "sep": [" ", " ", " ", "\n", "\n\n", ". ", ", ", "; ", "", " - ", ":\n", "\n- ", "\n* ", "\n1. ", "。"],
+}
+_LETTERS = "ABCDEFGabcdefgIi"
+_OPTION_SETS = [None, O4, O7, VITAMINS, COMBO, 7]
+
+
+def _piece(r, options):
+    P = _PIECES
+    letter = lambda: r.choice(P["decor"]).format(r.choice(_LETTERS))  # noqa: E731
+    k = r.randrange(13)
+    if k == 0:
+        return r.choice(P["cue"]) + r.choice(["", " ", "\n"]) + letter()
+    if k == 1:
+        return letter() + r.choice(["", " "]) + r.choice(P["post"])
+    if k == 2:
+        return r.choice(P["pre"]) + " " + letter()
+    if k == 3:
+        group = letter() + "".join(r.choice(P["conn"]) + letter() for _ in range(r.randrange(1, 4)))
+        return (r.choice(P["hedge"]) + " " if r.random() < 0.4 else "") + group
+    if k == 4:
+        return r.choice(P["refusal"])
+    if k == 5:
+        return r.choice(P["think"])
+    if k == 6 and isinstance(options, list):
+        o = r.choice(options)
+        return r.choice(["", "The answer is ", "Answer: ", letter() + ". ", "\\boxed{"]) + r.choice([o, o.lower()])
+    if k == 7 and isinstance(options, list):
+        return "\n".join(f"{_LETTERS[i]}. {o}" for i, o in enumerate(options))
+    if k == 8:
+        return '{"reasoning": "' + r.choice(P["filler"]) + '", "answer": "' + r.choice(_LETTERS) + '"}'
+    if k == 9:
+        return r.choice(["Option ", "", "- ", "("]) + r.choice(_LETTERS) + r.choice([": ", ". ", ") "]) + \
+            r.choice(P["filler"]) + r.choice([" - incorrect", " - correct", ": no", "", " is the answer"])
+    if k == 10:
+        return letter()
+    return r.choice(P["filler"]) + " " + r.choice(P["filler"])
+
+
+def realistic_outputs(seed, n):
+    """``n`` (text, options) pairs: 1 to 20 pieces joined by separators."""
+    r = random.Random(seed)
+    out = []
+    for _ in range(n):
+        options = r.choice(_OPTION_SETS)
+        text = "".join(_piece(r, options) + r.choice(_PIECES["sep"]) for _ in range(r.choice([1, 1, 2, 3, 5, 8, 20])))
+        out.append((text.strip() if r.random() < 0.3 else text, options))
+    return out
+
+
+def _code(e):
+    """One character per result: the letter, or e(mpty) r(efusal) h(edge) u(nparsed)."""
+    return e.letter if e.status == "ok" else e.status[0]
+
+
+def _core_call(text, options):
+    """extract_choice without its safety net (a crash must not pass for "unparsed")."""
+    if isinstance(options, int) or options is None:
+        return extract_module._extract(text, letters_for(options or 4), None)
+    return extract_module._extract(text, letters_for(len(options)), tuple(options))
+
+
+_ORIGINAL_RESULTS = (
+    "BuBurDCDEuGuBuuurDuruuuADuADuECDDrEDDhuEhBBruDAuAuFCBABBBDAACuAuuDuCAuuuBAuuABurCArFhEeuEuBuEDruCAuh"
+    "EEFBCDuCFuuBAFGrAurBeuuhCuuuBDuuDuCGuBBuruhrCBeADArBuCArrCrBrErEuAuBFeCruuuACBAuDEruBCDFuuCBDBCCABDB"
+    "CGBCuuADCBuDuAuCuDCBBDeDDuAhrrrDuuCAuADFrheDruBuuuGuBBeuuArAGuDEuurDuuArEArGFuFAuAGBrBuCDrCuADrFABuA"
+    "AAuBDhDDrErEruCruDhFBAuuDuDFDCDFACCCrADBrFCACCrhuDCeuruuGCrCBruAABABrChCuDrBuDrAuDuBGDrurrADDDAuFCAB"
+    "DuBuuuCuCBDuCuABuuhAFuCrAAuuDAurAABDurBCCuBBruCCCCBruDurEGCuBDuuDuFhDCAreuCrDBrCueGuGGuuCuEuAAFuuBru"
+    "huFruCBuuBruuDruurFFCAAuAuChBDhuurABCAuBDCrAEDrBeuCuAhurAFuueBDuuCuurBruBuFuerurDrrCDuuuDCuDCDrFCADr"
+    "hruuBuDDBrCEuuuCuuruuCACuuuDAuuuuBCDCCuBruCBuuDuArCuuuCBrEeuCBBFADCADAreuAAuDuBrhuuDDCBuCAuABAeuuFBr"
+    "uuDBACDEABCAhFuuBDBhCrDCrDurhrACuBABDBrurFrEuuAhCuuFhuAADeDuuuDADCrBuDhuBAEAFGuuBArDAuuCGuurFrBAAuru"
+    "CBDCBDDDGBAABuuuDDDCAAuBeBuAhAEDAACAAuCuurBDDDuEuBuuuurDruuGuADABruuAruDAuhuuhhACBDuAFuuhhhDhuABADCD"
+    "uuGCuDDCBFruBEuDeruhuADuCArAuDCADurBuCAeAAruGueuhCuruuruCAuDuADBhAuBeuABBeDAGruDDGeuBuruDruAuuADCrDE"
+    "CGuBruAuChuuurBAuCBDruChuDhuDAABurCuuurCFuEDuCrruDuDEruDDhuuruDuCErurBDhECDBrerurhCFuDuADGDCBBrruCeh"
+    "ueAuruDDuuAuDururhuuuAuACuAruuhDFuuBBFuAuurDuuCAABADuGrCCBuBFuDeuuAFCrFuCuFuACrDErhhuBCuDDCuruuCBCuD"
+    "DuhuCuAuuDhBrDuCABhCBuuCueuBhEBuBuhCDueuuGGDFruCAAuhrruBueDhCGCCBuDDCurGuBFDuuAruuCAuureuDCDArueAuGD"
+    "FruAAreeEBEEBDCBuBrBCEhBDAAeurrBurueAeuuruerheuDCGrBuBrAueBBuEBuACFuCBEADAurADurCuAuuuuuueuurGBuDFuu"
+    "hBBrruuhBuBrAArrEuBDrAACDueuhuuhuruDrAuACDDhuECrrAhCuDBuDBBrDCruuBDuruhADACrBuBhuDAuuhuuDuuhuuGDuDuu"
+    "AuACuurDuDuCuuEurhAuFuuBuBuEuuuGDhFhAuuAABBuCCBruuehGuDrureDuBuhuBuuhCuuAuBuruuDAuGuurAuBrhuBrDuruCh"
+    "uBABBFAGCEhCAAuuBEDuACDADDuDBBCAuDAuAuuCrCDuhFFueuuAuBAhruuDDuCuuCDDCrrrDCBCCuBuBurrAuFBuACrBAuuuBAu"
+    "uuuuuDeDACuuCBuuFruuGuuuhCCCuuFABFAuhuFuBruGBDuuADuuBEuCBuuCuAFFDAuruuuuuBAuGBuBrruuuurCuECAuhCuBEhu"
+    "BFurrrrArruBuuBurDCAuruhDBAhADBuBueDrEAuChuuCuuuuDDurrDBuuAhBrAAABuurDDDuruCuEuuDuuBGCuuuBEruhEueBuB"
+    "uGFruDGrABrhBDuAGrCDGBrhBuuruCuBurrCADBAruBuBABrCruBrDABBADuuuuuDuAuCFDFuuAuuureuruureAuCBuCCuuGreuA"
+    "uAuCuAuruurhBuuuDBruABhABAGCruuACBEurBhuruDruuCuEuCuhrBGBuADAuAAuDDuBuuECuuAeurAFruhBBheuhBuhueurAuB"
+    "ABFCuBurhuCDGDuDuuhuABEFuhuDuuGCDAuCDBuurDrBuCGGuAuDhDueuBhurCAAeDruBrBuuBCDrDAhuBBruACCrDBDuAhDDuEF"
+    "ChBGeBAurFBDhCurrChhuurrBCuFBBrFuDBheuDBuDBDuruCuBuuAFuBGuhCDCBuFBuCDuuDrueuuuuDhCBBruGBBDreEuFuurCu"
+    "CruueArBBAuuurAFBrAuuAFuBeDuCuuBBueuFuDDeueuDGBuuDCBuAuAAuuAuABuEuCBuBuACFuDCGuAruDuBDBCrGAuCuuhDeCu"
+    "uBuACuhFrBBDDAAuuuBDBuuBBuurAuDFuBuABuBruhrhhuuurCBuuAurDAEGuruuuuuAuBuBrCrhrueuhEeuuCruuuACBuuACrAD"
+    "CBGAuBruBADDBeuCDuDhuuBBuBAAuruCuuuCuuueuAEBuGFruCerAreErArCDrurBuDBhAuDDCuBuBuuDuuFAurFDhBuuruuCrrh"
+    "BFBruBDBADDrruCrCDuhCAuCEBAFuuuuBDhuCBrhBFAuruuCCurureurDuDuuAGuruACrEuADrBurAuuBuuuueuADrBeuBGDBDDu"
+    "CuGArAurruuAuAuAuBBueuCurrDCBuuEuAuruuurBBruBrEuuCuDDAuCCCuuCAAChDBBBCuhuAADruABGeDrDBDGuCCuDrGAAuuA"
+    "uBCuuruuuCCuFuhrDBuBurAruuCACuruuBeuBAuBAAuuhuehuCFuuuuuDAAuuerurrrBrDrCrrBrurCCAuEruuurCuECChCDuDuG"
+    "CuuBuAuACrrEuBCuAArhuCruBBDCuhDFBCuAECuArruBAEFFDBAuCuCuruCDeDruAuhruFBGBhuuuuhDBBrBuuAuCCDuruACCuhu"
+)
+
+
+def test_agrees_with_original_on_realistic_corpus():
+    corpus = realistic_outputs(20240611, len(_ORIGINAL_RESULTS))
+    got = "".join(_code(_core_call(text, options)) for text, options in corpus)
+    bad = [(text, options, want, have) for (text, options), want, have in zip(corpus, _ORIGINAL_RESULTS, got)
+           if want != have]
+    assert not bad, f"{len(bad)} result(s) changed, first: {bad[0]!r}"

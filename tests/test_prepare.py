@@ -99,6 +99,6 @@ def test_cli_on_a_full_disk_fails_the_plans_it_could_not_store(synthetic, tmp_pa
     for uid in uids:
         assert f"error: item {uid}: frame cache {cache} not written (cannot write " in out.err
     assert out.err.count("No space left on device") == len(uids)
-    assert f"{len(uids)} item(s) with video errors" in out.out  # the summary's wording is cli.py's
+    assert f"{len(uids)} items with errors (video, or the cache could not be written)" in out.out
     assert FrameCache(cache).info()["entries"] == 0
     assert not [p for p in cache.rglob("*") if p.is_file()]  # no temporary file left behind

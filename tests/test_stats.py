@@ -1,7 +1,10 @@
 """Reference tests for ``medhorizon_tasks.stats``: each wrapper against a hand
 computation and, where one exists, against the library called directly."""
 
+import itertools
 import math
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -39,6 +42,34 @@ def test_wilson_matches_closed_form():
     assert hi == pytest.approx(centre + half, abs=1e-12)
     assert (round(lo, 4), round(hi, 4)) == (0.1812, 0.5671)
     assert S.wilson_ci(0, 0) is None
+
+
+def test_wilson_equals_statsmodels():
+    from statsmodels.stats.proportion import proportion_confint
+
+    for alpha in (0.05, 0.01, 0.1, 0.2, 0.001):
+        for n in [*range(1, 41), 100, 400, 1253, 76_000]:
+            for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+                ref = proportion_confint(k, n, alpha=alpha, method="wilson")
+                assert S.wilson_ci(k, n, alpha) == pytest.approx(ref, abs=1e-12, rel=0), (k, n, alpha)
+    for k, n in ((0, 5), (5, 5), (0, 1253), (1253, 1253)):
+        lo, hi = S.wilson_ci(k, n)
+        assert 0.0 <= lo < hi <= 1.0
+
+
+def test_wilson_rejects_counts_that_are_not_a_proportion():
+    for k, n in ((11, 10), (-1, 10)):
+        with pytest.raises(ValueError, match="not a proportion"):
+            S.wilson_ci(k, n)
+
+
+def test_wilson_imports_no_statistics_library():
+    # Scoring computes one Wilson interval per report; statsmodels (with pandas and scipy.stats)
+    # would cost seconds per `score` process, numpy a few tenths.
+    code = ("import sys, medhorizon_tasks.stats as S; S.wilson_ci(3, 10); "
+            "print(sorted(m for m in ('statsmodels', 'scipy', 'pandas', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 # ----------------------------------------------------------------------------- bootstrap
@@ -140,6 +171,18 @@ def test_mcnemar_chi2_with_continuity_correction_large():
     assert out["pvalue"] == pytest.approx(0.008712, abs=1e-5)
 
 
+def test_mcnemar_equals_statsmodels_on_every_small_table():
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    for only_a, only_b in itertools.product(range(36), repeat=2):
+        out = S.mcnemar_test(*paired(3, only_a, only_b, 2))
+        exact = only_a + only_b < S.MCNEMAR_EXACT_BELOW
+        ref = mcnemar([[3, only_a], [only_b, 2]], exact=exact, correction=True)
+        assert out["exact"] is exact
+        assert out["statistic"] == float(ref.statistic)
+        assert out["pvalue"] == pytest.approx(float(ref.pvalue), rel=1e-12, abs=1e-300), (only_a, only_b)
+
+
 def test_mcnemar_threshold_and_no_discordance():
     assert S.mcnemar_test(*paired(5, 20, 4, 5))["exact"] is True     # b + c = 24
     assert S.mcnemar_test(*paired(5, 20, 5, 5))["exact"] is False    # b + c = 25
@@ -171,6 +214,20 @@ def test_holm_with_ties_and_monotonicity():
     assert S.holm_adjust([0.4, 0.9])[0] == [0.8, 0.9]
     assert S.holm_adjust([0.7, 0.8])[0] == [1.0, 1.0]   # capped at 1
     assert S.holm_adjust([]) == ([], [])
+
+
+def test_holm_equals_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(5)
+    cases = [[0.01, 0.04, 0.04, 0.03], [0.05], [0.0, 1.0, 0.5], [0.05 / 3, 0.05 / 2, 0.05, 0.2]]
+    cases += [list(rng.uniform(0, 0.1, size=m)) for m in (2, 10, 66, 300)]
+    cases += [list(np.round(rng.uniform(0, 0.02, size=300), 4)) for _ in range(3)]  # many ties
+    for p in cases:
+        reject, adjusted, _, _ = multipletests(p, alpha=0.05, method="holm")
+        assert S.holm_adjust(p) == ([float(v) for v in adjusted], [bool(v) for v in reject])
+        reject, adjusted, _, _ = multipletests(p, alpha=0.01, method="holm")
+        assert S.holm_adjust(p, alpha=0.01) == ([float(v) for v in adjusted], [bool(v) for v in reject])
 
 
 def test_holm_is_not_statsmodels_default():
@@ -211,6 +268,33 @@ def test_pairwise_mcnemar_and_format():
     # diagonal cells sit in their own column
     row_weak = next(line for line in lines if line.startswith("(3) Weak"))
     assert row_weak.rstrip().endswith("10.0%")
+
+
+def test_pairwise_equals_pair_by_pair_tests():
+    rng = np.random.default_rng(11)
+    n = 300
+    truth = rng.uniform(size=n)
+    runs = {f"model {i}": {f"q{j:03d}": bool(truth[j] < 0.3 + 0.05 * i + 0.1 * rng.uniform()) for j in range(n)}
+            for i in range(8)}
+    runs["model 2"]["q007"] = np.bool_(True)   # numpy and 0/1 values are correctness values too
+    runs["model 3"]["q008"] = 1
+    res = S.pairwise_mcnemar(runs)
+    assert len(res["pairs"]) == 28
+    for pair in res["pairs"]:
+        t = S.mcnemar_test(runs[pair["a"]], runs[pair["b"]])
+        for key in ("n", "only_a", "only_b", "statistic", "exact", "pvalue"):
+            assert pair[key] == t[key], key
+    assert {p["exact"] for p in res["pairs"]} == {True, False}  # both branches exercised
+    adjusted, reject = S.holm_adjust([p["pvalue"] for p in res["pairs"]])
+    assert [p["pvalue_holm"] for p in res["pairs"]] == adjusted
+    assert [p["significant"] for p in res["pairs"]] == reject
+
+
+def test_pairwise_rejects_non_bool_values():
+    runs = {"A": run([1, 0, 1]), "B": run([1, 1, 1])}
+    runs["B"]["u01"] = None
+    with pytest.raises(ValueError, match="u01"):
+        S.pairwise_mcnemar(runs)
 
 
 def test_pairwise_uid_mismatch_names_runs():

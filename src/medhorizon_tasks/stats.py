@@ -1,4 +1,4 @@
-"""Confidence intervals and tests, delegated to statsmodels / scipy.
+"""Confidence intervals and tests, as statsmodels / scipy compute them.
 
 The statistics of the Sureon paper (sections 3-4, appendix D.1), on per-item
 correctness. Input contract everywhere: one run of one model on one benchmark
@@ -21,19 +21,30 @@ sequence of bools where only the rate matters. Accuracies are fractions in
   it recovers the correct answer" (S, appendix B.4.2), thresholded at
   tau = 3/5 (appendix B.4.3).
 
-Formulas are never re-derived here: the tests check each wrapper against a
-hand computation and against the library called directly.
+Formulas are not invented here: the tests check each function against a hand
+computation and against the library called directly. The Wilson interval,
+McNemar's test and Holm's correction are statsmodels' own formulas, written
+out (the same operations in the same order; the exact binomial tail in
+integers, the chi-square tail as ``erfc``), because importing statsmodels
+(which imports pandas and scipy.stats) costs seconds per process: more than
+scoring a whole run. Scoring needs only ``wilson_ci``, which imports nothing;
+numpy and scipy are imported by the functions that use them.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-
-import numpy as np
+from statistics import NormalDist
+from typing import TYPE_CHECKING
 
 from .errors import DataError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "wilson_ci", "bootstrap_ci", "accuracy_summary", "mcnemar_test", "holm_adjust",
@@ -51,18 +62,39 @@ BLIND_TAU = Fraction(3, 5)
 _BOOTSTRAP_MAX_CELLS = 20_000_000
 
 
+_Z: dict[float, float] = {}
+
+
+def _z(alpha: float) -> float:
+    """The two-sided critical value z_{1 - alpha/2} (scipy's ``norm.isf(alpha / 2)`` to ~1e-15)."""
+    z = _Z.get(alpha)
+    if z is None:
+        z = _Z[alpha] = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    return z
+
+
 def wilson_ci(correct: int, n: int, alpha: float = 0.05) -> tuple[float, float] | None:
-    """Wilson score interval for a proportion (statsmodels); None when n == 0.
+    """Wilson score interval for a proportion; None when n == 0.
 
     Paper: "we verify our non-parametric bootstrap intervals ... against the
-    analytic Wilson score interval".
+    analytic Wilson score interval". statsmodels' ``proportion_confint(correct,
+    n, alpha, method="wilson")``, clipped to [0, 1] as there, in closed form
+    (tests: equal to it within 1e-12): p = correct / n,
+    (p + z^2 / 2n  -/+  z sqrt(p (1 - p) / n + z^2 / 4n^2)) / (1 + z^2 / n).
+    ``correct`` outside 0..n is a DataError (statsmodels returns NaN).
     """
     if n <= 0:
         return None
-    from statsmodels.stats.proportion import proportion_confint
-
-    lo, hi = proportion_confint(correct, n, alpha=alpha, method="wilson")
-    return float(lo), float(hi)
+    if not 0 <= correct <= n:
+        raise DataError(f"wilson_ci: {correct!r} correct of {n!r} items is not a proportion")
+    z = _z(alpha)
+    z2 = z ** 2
+    q = correct / n
+    denom = 1 + z2 / n
+    center = (q + z2 / (2 * n)) / denom
+    dist = z * math.sqrt(q * (1.0 - q) / n + z2 / (4.0 * n ** 2))
+    dist /= denom
+    return float(min(max(center - dist, 0.0), 1.0)), float(min(max(center + dist, 0.0), 1.0))
 
 
 # --------------------------------------------------------------------------- inputs
@@ -70,14 +102,22 @@ def wilson_ci(correct: int, n: int, alpha: float = 0.05) -> tuple[float, float] 
 def _as_bool(value, where: str) -> bool:
     """A correctness value: bool, numpy bool, or the integers 0/1; anything else is an error
     (a None or a score would otherwise silently count as wrong or right)."""
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
         return bool(value)
-    if isinstance(value, (int, np.integer)) and value in (0, 1):
-        return bool(value)
+    np = sys.modules.get("numpy")  # a numpy value implies numpy is loaded: no import needed to test for one
+    if np is not None:
+        if isinstance(value, np.bool_):
+            return bool(value)
+        if isinstance(value, np.integer) and value in (0, 1):
+            return bool(value)
     raise DataError(f"{where}: correctness must be a bool, got {value!r}")
 
 
 def _as_bool_array(correct: Sequence[bool] | np.ndarray | Mapping[str, bool]) -> np.ndarray:
+    import numpy as np
+
     if isinstance(correct, Mapping):
         return np.array([_as_bool(v, f"item {k}") for k, v in correct.items()], dtype=bool)
     arr = np.asarray(correct)
@@ -134,6 +174,8 @@ def bootstrap_ci(correct: Sequence[bool] | np.ndarray, *, n_resamples: int = 10_
     returned directly, without calling scipy and without warnings. (A Wilson
     interval, unlike this, is not degenerate there - report both.)
     """
+    import numpy as np
+
     x = _as_bool_array(correct)
     n = x.size
     if n == 0:
@@ -172,8 +214,21 @@ def accuracy_summary(correct: Sequence[bool] | np.ndarray | Mapping[str, bool], 
 
 # --------------------------------------------------------------------------- paired tests
 
+def _mcnemar(only_a: int, only_b: int) -> tuple[float, float, bool]:
+    """(statistic, p-value, exact) from the discordant counts, as statsmodels' ``mcnemar(table,
+    exact=only_a + only_b < MCNEMAR_EXACT_BELOW, correction=True)`` computes them."""
+    n = only_a + only_b
+    if n < MCNEMAR_EXACT_BELOW:
+        k = min(only_a, only_b)
+        # 2 * P(X <= k), X ~ Binomial(n, 1/2), at most 1: in integers, so the one rounding is the division.
+        tail = sum(math.comb(n, i) for i in range(k + 1))
+        return float(k), min(1.0, 2 * tail / 2 ** n), True
+    statistic = (abs(only_a - only_b) - 1) ** 2 / (1.0 * n)
+    return statistic, math.erfc(math.sqrt(statistic / 2.0)), False  # chi-square, 1 df: P(X > s)
+
+
 def mcnemar_test(a: Mapping[str, bool], b: Mapping[str, bool]) -> dict:
-    """McNemar's test of two runs paired on the same items (statsmodels).
+    """McNemar's test of two runs paired on the same items (statsmodels' formulas).
 
     Paper: "Because model (and surgeon) predictions are paired on the same
     benchmark samples, pairwise differences are tested using McNemar's test".
@@ -193,41 +248,53 @@ def mcnemar_test(a: Mapping[str, bool], b: Mapping[str, bool]) -> dict:
     (|b - c| - 1)^2 / (b + c), on 1 degree of freedom. 25 is the usual rule
     of thumb (the chi-square approximation is poor for few discordant pairs;
     the exact test is conservative, so it is not used where the approximation
-    is good). With no discordant pairs the exact test gives p = 1.
+    is good). With no discordant pairs the exact test gives p = 1. The
+    p-values equal statsmodels' ``mcnemar`` within 1e-12 relative (the tests
+    check it): the binomial tail is summed exactly in integers, the chi-square
+    tail is ``erfc(sqrt(s / 2))``.
 
     Returns {"n", "both_correct", "only_a", "only_b", "both_wrong",
     "statistic", "pvalue", "exact"}.
     """
-    from statsmodels.stats.contingency_tables import mcnemar
-
     uids = _check_same_uids(a, b)
     cells = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
     for uid in uids:
         cells[(_as_bool(a[uid], f"a: item {uid}"), _as_bool(b[uid], f"b: item {uid}"))] += 1
     both, only_a = cells[(True, True)], cells[(True, False)]
     only_b, neither = cells[(False, True)], cells[(False, False)]
-    exact = (only_a + only_b) < MCNEMAR_EXACT_BELOW
-    res = mcnemar([[both, only_a], [only_b, neither]], exact=exact, correction=True)
+    statistic, pvalue, exact = _mcnemar(only_a, only_b)
     return {"n": len(uids), "both_correct": both, "only_a": only_a, "only_b": only_b,
-            "both_wrong": neither, "statistic": float(res.statistic),
-            "pvalue": float(res.pvalue), "exact": exact}
+            "both_wrong": neither, "statistic": statistic, "pvalue": pvalue, "exact": exact}
 
 
 def holm_adjust(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[list[float], list[bool]]:
-    """Holm-Bonferroni adjusted p-values and rejections (statsmodels ``multipletests``).
+    """Holm-Bonferroni adjusted p-values and rejections, as statsmodels' ``multipletests(method="holm")``.
 
     Paper: "Holm-Bonferroni correction across all ... model pairs". Note
     ``method="holm"``: statsmodels' default is Holm-Sidak, which gives
     slightly smaller adjusted values. Holm: sort ascending, multiply the i-th
-    smallest (i = 0..m-1) by m - i, take the running maximum, cap at 1.
+    smallest (i = 0..m-1) by m - i, take the running maximum, cap at 1; a
+    hypothesis is rejected while every smaller p-value is at most alpha / (m - i).
+    statsmodels' numpy operations, in its order (the tests check equality).
     """
+    import numpy as np
+
     p = np.asarray(pvalues, dtype=float)
     if p.size == 0:
         return [], []
-    from statsmodels.stats.multitest import multipletests
-
-    reject, adjusted, _, _ = multipletests(p, alpha=alpha, method="holm")
-    return [float(v) for v in adjusted], [bool(v) for v in reject]
+    order = np.argsort(p)
+    ps = np.take(p, order)
+    m = len(ps)
+    notreject = ps > alpha / np.arange(m, 0, -1)
+    first = np.nonzero(notreject)[0]
+    notreject[(first[0] if first.size else m):] = True
+    adjusted = np.maximum.accumulate(ps * np.arange(m, 0, -1))
+    adjusted[adjusted > 1] = 1
+    out_p = np.empty_like(adjusted)
+    out_p[order] = adjusted
+    out_r = np.empty_like(notreject)
+    out_r[order] = ~notreject
+    return [float(v) for v in out_p], [bool(v) for v in out_r]
 
 
 def pairwise_mcnemar(runs: Mapping[str, Mapping[str, bool]], *, alpha: float = 0.05) -> dict:
@@ -244,24 +311,35 @@ def pairwise_mcnemar(runs: Mapping[str, Mapping[str, bool]], *, alpha: float = 0
     paper's Delta Acc.), "n", "only_a", "only_b", "statistic", "exact",
     "pvalue" (raw), "pvalue_holm", "significant" (Holm-adjusted p <= alpha)}.
     Returns {"runs": [names], "accuracy": {name: acc}, "pairs": [...], "alpha"}.
+    Each pair's numbers are those of :func:`mcnemar_test` on the two runs; the
+    discordant counts of all pairs come from one matrix product.
     """
+    import numpy as np
+
     names = list(runs)
+    uids: list = []
     if names:
         ref = names[0]
         for other in names[1:]:
             _check_same_uids(runs[ref], runs[other], repr(ref), repr(other))
+        uids = sorted(runs[ref].keys(), key=str)
     accuracy = {}
     for name in names:
         x = _as_bool_array(runs[name])
         accuracy[name] = float(x.mean()) if x.size else None
+    # One row per run, the items in one order: only_a of (i, j) = #(row i correct and row j wrong).
+    rows = np.array([[runs[name][u] for u in uids] for name in names], dtype=np.int64).reshape(len(names), len(uids))
+    only = rows @ (1 - rows).T
+    index = {name: i for i, name in enumerate(names)}
     pairs = []
     for a, b in itertools.combinations(names, 2):
-        t = mcnemar_test(runs[a], runs[b])
+        only_a, only_b = int(only[index[a], index[b]]), int(only[index[b], index[a]])
+        statistic, pvalue, exact = _mcnemar(only_a, only_b)
         acc_a, acc_b = accuracy[a], accuracy[b]
         pairs.append({"a": a, "b": b, "accuracy_a": acc_a, "accuracy_b": acc_b,
                       "delta": (acc_a - acc_b) if acc_a is not None else None,
-                      "n": t["n"], "only_a": t["only_a"], "only_b": t["only_b"],
-                      "statistic": t["statistic"], "exact": t["exact"], "pvalue": t["pvalue"]})
+                      "n": len(uids), "only_a": only_a, "only_b": only_b,
+                      "statistic": statistic, "exact": exact, "pvalue": pvalue})
     adjusted, reject = holm_adjust([p["pvalue"] for p in pairs], alpha=alpha)
     for pair, adj, rej in zip(pairs, adjusted, reject):
         pair["pvalue_holm"] = adj
@@ -325,6 +403,8 @@ def multimodal_gain(visual: Mapping[str, bool], blind: Mapping[str, bool],
     ``overall`` and the accuracies are None when there are no items.
     """
     uids = _check_same_uids(visual, blind, "visual", "blind")
+
+    import numpy as np
 
     def gain(subset: list) -> tuple[float, float, float]:
         s_v = float(np.mean([_as_bool(visual[u], f"visual: item {u}") for u in subset]))
