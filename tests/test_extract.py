@@ -421,6 +421,7 @@ def test_compiled_option_patterns_are_cached():
     for cache in (extract_module._option_set, extract_module._option_pattern, extract_module._compiled):
         cache.cache_clear()
     for _ in range(3):
+        extract_module._extract_memo.cache_clear()  # the whole-result memo would hide the per-option caches
         assert extract_choice("The answer is lymph node dissection.", O4) == Extraction("C", "ok")
         assert extract_choice("The answer is closure.", list(reversed(O4))) == Extraction("A", "ok")
     per_question = extract_module._option_set.cache_info()
@@ -430,6 +431,18 @@ def test_compiled_option_patterns_are_cached():
     assert per_text.misses == 8  # each (text, letter) once: the letter decides which "B." prefix is stripped
     # compiled once each, and only for options an output may name ("Preparation" never is)
     assert (compiled.misses, compiled.currsize) == (3, 3)
+
+
+def test_an_output_scored_twice_is_extracted_once_and_long_outputs_are_not_kept():
+    memo = extract_module._extract_memo
+    memo.cache_clear()
+    for _ in range(3):
+        assert extract_choice("I think it's B.", O4) == Extraction("B", "ok")
+    assert (memo.cache_info().misses, memo.cache_info().hits) == (1, 2)
+    long = "Some reasoning. " * 400 + "The answer is D."
+    assert len(long) > extract_module._MEMO_MAX_CHARS
+    assert extract_choice(long, O4) == extract_choice(long, O4) == Extraction("D", "ok")
+    assert memo.cache_info().currsize == 1
 
 
 # --- agreement with the original implementation ----------------------------------------------

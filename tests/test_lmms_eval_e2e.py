@@ -55,6 +55,20 @@ def test_results_and_samples_files(needle_run, synthetic):
         assert ours == pytest.approx(res[task]["accuracy,none"]), "score and lmms-eval agree"
 
 
+def test_reasoning_blocks_reach_the_scorer_and_are_ignored_by_its_one_rule(needle_run, synthetic):
+    """lmms-eval's own --reasoning_tags stripping is off for these tasks (reasoning_tags: none), so the samples
+    keep the model's text and the package's one rule (extract.strip_reasoning) decides, as in VLMEvalKit."""
+    from lmms_eval.api.reasoning import parse_reasoning_tags_config
+
+    run, _ = needle_run
+    items = load_release(synthetic.data_path)
+    recs = _records(run, "medhorizon_synthetic_oracle", items)
+    thinking = [r for r in recs.values() if r["raw_output"] and "<think>" in r["raw_output"]]
+    assert thinking, "the needle probe answers some items with a reasoning block"
+    assert all(r["correct"] for r in thinking)
+    assert parse_reasoning_tags_config(cli_value='[["<think>", "</think>"]]', task_value="none") is None
+
+
 def test_model_receives_exactly_the_planned_frames(needle_run, synthetic):
     run, record = needle_run
     items = {it.uid: it for it in load_release(synthetic.data_path)}

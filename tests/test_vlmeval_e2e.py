@@ -191,7 +191,7 @@ def _medhorizon_lmms(run, task, data) -> dict:
     return {r["uid"]: r for r in medhorizon_scoring.score_predictions(items, preds)}
 
 
-KEYS = ("extracted", "correct", "status", "error")
+KEYS = ("raw_output", "extracted", "correct", "status", "error")
 
 
 @pytest.mark.parametrize("model", ["medhorizon_needle", "medhorizon_random"])

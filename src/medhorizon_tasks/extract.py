@@ -24,7 +24,7 @@ Rules, in the order they are applied
     (``* _ ` # { } $ |``, ``\\text``, ``\\(``) is blanked out *in place*, so
     character positions never move.
 1.  Reasoning blocks are ignored: ``<think>…</think>`` (also ``<thinking>``,
-    ``<reasoning>``, ``<thought>``) is removed.  A closing tag whose opening
+    ``<reasoning>``, ``<thought>``, ``<analysis>``) is removed.  A closing tag whose opening
     is missing or mismatched (``</think>`` alone, ``<think>…</reasoning>``)
     means "everything before me was reasoning": the text is cut after it.
     An opening tag that is never closed at all (an output truncated
@@ -120,7 +120,7 @@ from itertools import accumulate, compress
 from operator import methodcaller
 from typing import NamedTuple
 
-__all__ = ["Extraction", "extract_choice", "letters_for", "STATUSES"]
+__all__ = ["Extraction", "extract_choice", "strip_reasoning", "letters_for", "STATUSES"]
 
 STATUSES = ("ok", "empty", "refusal", "hedge", "unparsed")
 
@@ -172,12 +172,23 @@ def extract_choice(
     if not isinstance(text, str):
         raise TypeError(f"text must be str or None, got {type(text).__name__}")
     try:
-        result = _extract(text, valid, options)
+        result = _extract_memo(text, valid, options) if len(text) <= _MEMO_MAX_CHARS else _extract(text, valid, options)
     except Exception:  # pragma: no cover - a bug must not abort an eval run
         return _UNPARSED
     if result.letter is not None and result.letter not in valid:  # belt and braces
         return _UNPARSED
     return result
+
+
+# The same output is often scored more than once in a process (``score`` then ``compare``, a leaderboard
+# build, the demo): a pure function of (text, valid letters, options), its results are kept for short
+# texts. Long texts are not kept (memory) and are rare.
+_MEMO_MAX_CHARS = 4096
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _extract_memo(text: str, valid: tuple[str, ...], options: tuple[str, ...] | None) -> "Extraction":
+    return _extract(text, valid, options)
 
 
 # --------------------------------------------------------------------------
@@ -190,7 +201,7 @@ _INVISIBLE = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
 
 # The slash sits in its own optional group: "<\s*/?\s*" splits a long run of
 # spaces after "<" every possible way before failing (quadratic backtracking).
-_REASONING_TAG = re.compile(r"<\s*(?:(/)\s*)?(think|thinking|reasoning|thought)\s*>", re.I)
+_REASONING_TAG = re.compile(r"<\s*(?:(/)\s*)?(think|thinking|reasoning|thought|analysis)\s*>", re.I)
 
 # Blanked out (same length) before searching: markdown emphasis/headings/tables,
 # LaTeX wrappers and braces (so \boxed{\text{C}} reads "\boxed       C  " and a
@@ -247,6 +258,13 @@ def _strip_reasoning(t: str) -> str:
     pieces.append(t[kept_from:])
     # An opening tag never closed (truncated output): keep its content, drop the tag.
     return _REASONING_TAG.sub(" ", "".join(pieces))
+
+
+def strip_reasoning(text: str) -> str:
+    """Rule 1 alone: the text with its reasoning blocks removed. Every scorer of the package (MCQ letters,
+    Sureon's temporal order and summaries, SurgHiBench's phase/step answers) applies it, in lmms-eval and
+    VLMEvalKit alike; the lmms-eval tasks turn lmms-eval's own stripping off so that this is the one rule."""
+    return _strip_reasoning(text)
 
 
 def _blank(mm: re.Match[str]) -> str:

@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from ...errors import DataError
-from ...extract import extract_choice
+from ...extract import extract_choice, strip_reasoning
 from ...stats import accuracy_summary, multimodal_gain
 from ...text import listing, with_item
 from ..medhorizon.scoring import PREDICTION_KEYS, read_predictions, records_for
@@ -42,36 +42,15 @@ JudgeFn = Callable[..., object]  # judge(*, uid, question, reference, answer) ->
 # ------------------------------------------------------------------ temporal ordering
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-_REASONING_TAG = re.compile(r"<\s*(/?)\s*(think|thinking|reasoning|thought)\s*>", re.I)
 # The final answer portion starts after the last cue: "answer:", "Answer is", "order:",
 # "final order is", '"order": [...]'.
 _CUE = re.compile(r"\b(?:answer|order)\b[\"']?\s*(?:[:：=]|\bis\b)", re.I)
 _DECORATION = re.compile(r"[*`#]")
 
 
-def _strip_reasoning(text: str) -> str:
-    """Remove ``<think>…</think>`` blocks; an orphan closing tag means everything before it was reasoning;
-    an opening tag never closed (truncated output) only loses the tag."""
-    out: list[str] = []
-    kept_from = 0
-    open_at: tuple[int, str] | None = None
-    for m in _REASONING_TAG.finditer(text):
-        closing, name = bool(m.group(1)), m.group(2).lower()
-        if not closing:
-            if open_at is None:
-                open_at = (m.start(), name)
-        elif open_at is not None and open_at[1] == name:
-            out += [text[kept_from:open_at[0]], " "]
-            kept_from, open_at = m.end(), None
-        else:
-            out, kept_from, open_at = [], m.end(), None
-    out.append(text[kept_from:])
-    return _REASONING_TAG.sub(" ", "".join(out))
-
-
 def _clean(text: str) -> str:
     t = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    return _DECORATION.sub(" ", _strip_reasoning(t))
+    return _DECORATION.sub(" ", strip_reasoning(t))
 
 
 def _norm(text: str) -> str:

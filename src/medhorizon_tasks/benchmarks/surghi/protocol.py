@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import VideoError
+from ...extract import strip_reasoning
 from ...paths import resolve_video_path
 from ...sampling import FramePlan, Window, plan_frames
 from ...video import decode_plan
@@ -105,7 +106,6 @@ class PhaseStep:
     status: str  # "json", "fields" (key: value lines) or "none"
 
 
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FIELD = re.compile(r"""["']?\b(phase|step)\b["']?\s*[:=]\s*(?:"([^"\n]*)"|'([^'\n]*)'|([^,;}\n]*))""",
                     re.IGNORECASE)
 
@@ -139,13 +139,13 @@ def parse_answer(text: str | None) -> PhaseStep:
 
     Tried in order: the last JSON object holding a ``phase`` or ``step`` key (also inside a
     Markdown code fence, with single quotes, or with a trailing comma); then ``phase: X`` /
-    ``step: Y`` fields anywhere in the text (last one wins).  Reasoning in ``<think>`` tags
-    is ignored.  Labels are returned as written; :func:`resolve_label` maps them onto a
+    ``step: Y`` fields anywhere in the text (last one wins).  Reasoning blocks are ignored
+    (:func:`medhorizon_tasks.extract.strip_reasoning`, the rule of every scorer).  Labels are returned as written; :func:`resolve_label` maps them onto a
     hierarchy.
     """
     if not text:
         return PhaseStep(None, None, "none")
-    body = _THINK.sub(" ", str(text))
+    body = strip_reasoning(str(text))
     for span in _json_objects(body):
         for candidate in (span, re.sub(r",\s*}", "}", span.replace("'", '"'))):
             try:
