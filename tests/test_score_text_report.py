@@ -99,3 +99,21 @@ def test_help_says_what_the_tool_does(capsys):
     out = capsys.readouterr().out
     assert "The ``medhorizon-tasks`` command" not in out
     assert "MedHorizon, Sureon and SurgHiBench" in out and "run" in out and "check" in out
+
+
+def test_a_records_file_is_scored_from_its_raw_outputs_not_its_gold_answers(synthetic, tmp_path, capsys):
+    """`score --records` output fed back to `score` (or `compare`): its `answer` field is the gold answer, so
+    reading it as the prediction would print 100%; the records' raw outputs and video errors are used."""
+    items = load_release(synthetic.data_path)
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps({"uid": it.uid, "prediction": "I cannot tell from these frames."}) + "\n"
+                             for it in items))
+    records = tmp_path / "records.jsonl"
+    assert main(["score", "--benchmark", "medhorizon", "--data", str(synthetic.data_path), "--predictions",
+                 str(preds), "--records", str(records), "--json"]) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["overall"]["accuracy"] == 0.0
+    assert main(["score", "--benchmark", "medhorizon", "--data", str(synthetic.data_path), "--predictions",
+                 str(records), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["overall"] == first["overall"]

@@ -7,9 +7,21 @@ leader and writes Markdown, CSV and a static HTML page (:mod:`.html`). The
 command line is ``medhorizon-tasks leaderboard`` (:mod:`.cli`).
 """
 
-from .build import Board, Entry, build_leaderboard, write_leaderboard
-from .data import BENCHMARKS, BenchmarkData, data_version, load_benchmark_data
-from .submission import FORMAT, FORMAT_VERSION, Submission, make_submission, validate_submission
+import importlib
+
+# Imported on first use: every `medhorizon-tasks` command builds the `leaderboard` sub-parser, and the
+# scoring code (numpy, statistics) must not be paid for by the commands that never build a board.
+_WHERE = {"Board": "build", "Entry": "build", "build_leaderboard": "build", "write_leaderboard": "build",
+          "BENCHMARKS": "data", "BenchmarkData": "data", "data_version": "data", "load_benchmark_data": "data",
+          "FORMAT": "submission", "FORMAT_VERSION": "submission", "Submission": "submission",
+          "make_submission": "submission", "validate_submission": "submission"}
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["BENCHMARKS", "BenchmarkData", "Board", "Entry", "FORMAT", "FORMAT_VERSION", "Submission",
            "build_leaderboard", "data_version", "load_benchmark_data", "make_submission", "validate_submission",

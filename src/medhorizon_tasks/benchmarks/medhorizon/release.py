@@ -332,6 +332,20 @@ def load_release(path: str | os.PathLike | None = None) -> list[Item]:
     path = Path(path).expanduser()
     if not path.exists():
         raise DataError(f"file not found: {path}")
+    if path.is_file():
+        # one process often loads the same file again (score then compare, a leaderboard, the demo);
+        # Items are frozen, so a copy of the list is all a caller can change
+        st = path.stat()
+        return list(_load_file(str(path.resolve()), st.st_size, st.st_mtime_ns))
+    return _load(path)
+
+
+@functools.lru_cache(maxsize=8)
+def _load_file(path: str, size: int, mtime_ns: int) -> tuple[Item, ...]:
+    return tuple(_load(Path(path)))
+
+
+def _load(path: Path) -> list[Item]:
     problems: list[str] = []
     items: list[Item] = []
     for line, record in _records_from_path(path):

@@ -68,9 +68,12 @@ def read_predictions(path: str | os.PathLike, known_uids) -> dict[str, dict]:
     """``uid -> {"raw": str | None, "mode": str | None, "error": str | None}`` from a predictions file.
 
     Accepts the authors' format (``{"uid": 0, "prediction": "A"}``, key
-    ``prediction``, ``pred`` or ``answer``; raw model text allowed) and
-    lmms-eval ``--log_samples`` files of this package's tasks. Duplicate or
-    unknown uids are errors.
+    ``prediction``, ``pred`` or ``answer``; raw model text allowed),
+    lmms-eval ``--log_samples`` files of this package's tasks, and the
+    per-item records this package writes (``score --records``, VLMEvalKit's
+    ``_records.jsonl``): their ``raw_output`` is the prediction and their video
+    error is kept -- never their gold ``answer``, which would score 100%.
+    Duplicate or unknown uids are errors.
     """
     known = set(known_uids)
     out: dict[str, dict] = {}
@@ -81,6 +84,8 @@ def read_predictions(path: str | os.PathLike, known_uids) -> dict[str, dict]:
             continue
         if is_lmms_sample(rec):
             entry = _from_lmms_sample(rec, line, problems)
+        elif _is_record(rec):
+            entry = _from_record(rec, line, problems)
         else:
             entry = _from_plain(rec, line, problems)
         if entry is None:
@@ -98,6 +103,24 @@ def read_predictions(path: str | os.PathLike, known_uids) -> dict[str, dict]:
     if problems:
         raise DataError(problems, source=str(path))
     return out
+
+
+def _is_record(rec: dict) -> bool:
+    """A line of this package's per-item records (any benchmark): it carries the scoring's own fields."""
+    return isinstance(rec.get("benchmark"), str) and "status" in rec and "raw_output" in rec and "correct" in rec
+
+
+def _from_record(rec: dict, line: int, problems: list[str]):
+    uid = parse_uid(rec.get("uid"))
+    if uid is None:
+        problems.append(f"line {line}: field 'uid': missing or not an integer/string")
+        return None
+    raw, error = rec.get("raw_output"), rec.get("error")
+    if raw is not None and not isinstance(raw, str):
+        problems.append(f"line {line} (uid {uid}): field 'raw_output': expected text, got {type(raw).__name__}")
+        return None
+    return uid, {"raw": raw, "mode": rec.get("mode") if isinstance(rec.get("mode"), str) else None,
+                 "error": error if isinstance(error, str) and error else None}
 
 
 def _from_plain(rec: dict, line: int, problems: list[str]):
