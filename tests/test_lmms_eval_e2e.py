@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from medhorizon_tasks.adapters.lmms_eval.models import image_digest
 from medhorizon_tasks.adapters.lmms_eval.runner import run_lmms_eval
 from medhorizon_tasks.benchmarks.medhorizon import scoring
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_frames
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
+from medhorizon_tasks.probes import image_digest
 
 pytestmark = pytest.mark.e2e
 

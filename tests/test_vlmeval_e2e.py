@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 
 from medhorizon_tasks.adapters.lmms_eval.runner import OFFLINE_ENV, run_lmms_eval
-from medhorizon_tasks.adapters.vlmeval.frames import pixels_digest
 from medhorizon_tasks.adapters.vlmeval.outputs import read_predictions
 from medhorizon_tasks.adapters.vlmeval.presets import PRESETS
 from medhorizon_tasks.adapters.vlmeval.protocols import protocol_for
@@ -35,6 +34,7 @@ from medhorizon_tasks.benchmarks.surghi import scoring as surghi_scoring
 from medhorizon_tasks.benchmarks.surghi.protocol import load_frames as surghi_frames
 from medhorizon_tasks.benchmarks.surghi.protocol import predicted_labels
 from medhorizon_tasks.jsonl import iter_jsonl
+from medhorizon_tasks.probes import image_digest
 from medhorizon_tasks.text import report_json
 
 pytestmark = pytest.mark.e2e
@@ -168,7 +168,7 @@ def test_the_needle_sees_exactly_the_planned_frames_in_order(vlm, broken_release
                 plan, frames = sureon_frames(unit, root)
             else:
                 plan, frames = surghi_frames(unit, root, **proto.window)
-            assert rec["images"] == [pixels_digest(f) for f in frames], (name, proto.uid(unit))
+            assert rec["images"] == [image_digest(f) for f in frames], (name, proto.uid(unit))
             assert rec["prompt"] == proto.prompt(unit, _NoFrames())[0]
             checked += 1
     assert checked > 60

@@ -50,6 +50,16 @@ STYLES = (
 )
 
 
+def image_digest(image) -> str:
+    """SHA-256 of an image's RGB pixels and size: what a probe model was shown, comparable across PIL images,
+    image files and arrays (the probes of both frameworks record it; tests compare it with the plan)."""
+    import numpy as np
+
+    arr = np.asarray(image.convert("RGB") if hasattr(image, "convert") else image, dtype=np.uint8)
+    arr = np.ascontiguousarray(arr)
+    return hashlib.sha256(repr(arr.shape).encode() + arr.tobytes()).hexdigest()
+
+
 def _h(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()[:8], "big")
 

@@ -12,7 +12,6 @@ any model to make a run resumable item by item.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 
@@ -21,6 +20,7 @@ from lmms_eval.models.registry_v2 import ModelManifest
 from tqdm import tqdm
 
 from ... import probes
+from ...probes import image_digest
 
 
 def manifests() -> list[ModelManifest]:
@@ -30,14 +30,6 @@ def manifests() -> list[ModelManifest]:
         ModelManifest("medhorizon_needle", simple_class_path=f"{base}.NeedleProbe"),
         ModelManifest("medhorizon_resume", simple_class_path="medhorizon_tasks.adapters.lmms_eval.resumable.ResumableModel"),
     ]
-
-
-def image_digest(img) -> str:
-    """SHA-256 of an image's RGB pixels and size (what the model actually sees)."""
-    import numpy as np
-
-    arr = np.asarray(img.convert("RGB") if hasattr(img, "convert") else img, dtype=np.uint8)
-    return hashlib.sha256(repr(arr.shape).encode() + arr.tobytes()).hexdigest()
 
 
 class _Probe(lmms):

@@ -38,7 +38,6 @@ turn that run's frameless answers into answers.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -50,7 +49,7 @@ from ...frame_cache import FrameCache
 from ...safeio import append_jsonl, atomic_write_json
 from ...sampling import FramePlan
 
-__all__ = ["FRAMES_ENV", "FrameStore", "OutcomeLog", "outcome_log_path", "pixels_digest"]
+__all__ = ["FRAMES_ENV", "FrameStore", "OutcomeLog", "outcome_log_path"]
 
 FRAMES_ENV = "MEDHORIZON_VLMEVAL_FRAMES"
 MANIFEST = "frames.json"
@@ -158,7 +157,3 @@ class OutcomeLog:
         return out
 
 
-def pixels_digest(arr: np.ndarray) -> str:
-    """SHA-256 of an RGB image's shape and pixels: what a model was shown, comparable across files and arrays."""
-    arr = np.ascontiguousarray(arr, dtype=np.uint8)
-    return hashlib.sha256(repr(arr.shape).encode() + arr.tobytes()).hexdigest()

@@ -19,7 +19,7 @@ import numpy as np
 from vlmeval.vlm.base import BaseModel
 
 from ... import probes
-from .frames import pixels_digest
+from ...probes import image_digest
 
 __all__ = ["RandomProbe", "NeedleProbe", "MODELS"]
 
@@ -48,7 +48,7 @@ class _Probe(BaseModel):
         text = self.answer(images, prompt)
         if self.record_path:
             rec = {"dataset": dataset, "rank": int(os.environ.get("RANK", 0)), "n_images": len(images),
-                   "images": [pixels_digest(a) for a in images], "prompt": prompt}
+                   "images": [image_digest(a) for a in images], "prompt": prompt}
             with open(self.record_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(rec) + "\n")
         return text
