@@ -162,7 +162,9 @@ def records_for(items, predictions: dict[str, dict], mode: str | None, *, score,
         if p is None:
             records.append(missing(it, m))
         elif p.get("error"):
-            records.append(error(it, m, p["error"]))
+            rec = error(it, m, p["error"])
+            rec["raw_output"] = p.get("raw")  # what the model said without frames: kept, as record_for keeps it
+            records.append(rec)
         else:
             records.append(score(it, p["raw"], m))
     return records
