@@ -266,7 +266,7 @@ def test_mpegts_frames_are_exact(ts_clip):
     with av.open(str(ts_clip)) as c:
         assert c.format.name == "mpegts"
         first = next(p for p in c.demux(c.streams.video[0]) if p.size)
-        assert first.is_keyframe and first.dts < first.pts  # B-frames: decode time before presentation time
+        assert first.is_keyframe and first.pts > first.dts  # B-frames: presentation after decode time
     _assert_exact(ts_clip, gop=25, expect_frames=300)
 
 

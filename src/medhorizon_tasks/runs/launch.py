@@ -47,6 +47,17 @@ class Verdict:
             return EXIT_OK
         return EXIT_REFUSED if self.refused else EXIT_FAILED
 
+    def add_video_errors(self, where: str, n: int, first: str) -> None:
+        """``n`` items of ``where`` were scored as video errors: a reason the run does not count, or only a
+        note when ``MEDHORIZON_ALLOW_VIDEO_ERRORS=1`` accepts such a run."""
+        from .preflight import ALLOW_VIDEO_ERRORS_ENV, allow_video_errors
+
+        text = f"{where}: {n} item(s) had video errors and were counted wrong (first: {first})"
+        if allow_video_errors():
+            self.notes.append(text + f" [{ALLOW_VIDEO_ERRORS_ENV} is set]")
+        else:
+            self.reasons.append(text + f"; set {ALLOW_VIDEO_ERRORS_ENV}=1 to accept such a run")
+
     def summary(self, prog: str = "medhorizon-tasks") -> str:
         if self.ok:
             return "\n".join([f"{prog}: {self.framework} run OK", *(f"  note: {n}" for n in self.notes)])

@@ -18,7 +18,6 @@ from pathlib import Path
 
 from ...errors import MedHorizonError
 from ...runs.launch import EXIT_REFUSED, Verdict, last_error, run_logged
-from ...runs.preflight import ALLOW_VIDEO_ERRORS_ENV, allow_video_errors
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
@@ -174,13 +173,7 @@ def judge_run(run: LmmsRun, rc: int, *, log_samples: bool = True, ours_only: boo
             v.reasons.append(f"task {task} produced no samples file")
         errors = video_errors_in(run.samples[task]) if task in run.samples else []
         if errors:
-            first = errors[0][1]
-            text = (f"task {task}: {len(errors)} item(s) had video errors and were counted wrong "
-                    f"(first: {first})")
-            if allow_video_errors():
-                v.notes.append(text + f" [{ALLOW_VIDEO_ERRORS_ENV} is set]")
-            else:
-                v.reasons.append(text + f"; set {ALLOW_VIDEO_ERRORS_ENV}=1 to accept such a run")
+            v.add_video_errors(f"task {task}", len(errors), errors[0][1])
     return v
 
 

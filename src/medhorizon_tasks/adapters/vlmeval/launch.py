@@ -36,7 +36,6 @@ from pathlib import Path
 from ...errors import MedHorizonError
 from ...jsonl import iter_jsonl
 from ...runs.launch import EXIT_REFUSED, Verdict, last_error
-from ...runs.preflight import ALLOW_VIDEO_ERRORS_ENV, allow_video_errors
 from .presets import PRESETS, Preset
 
 __all__ = ["run_cli", "judge_vlmeval_run", "HELP"]
@@ -233,12 +232,7 @@ def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, 
     records = [rec for _, rec in iter_jsonl(records_path(pred))]
     errors = [r for r in records if r.get("error")]
     if errors:
-        text = (f"{model} x {dataset}: {len(errors)} item(s) had video errors and were counted wrong "
-                f"(first: {errors[0]['error']})")
-        if allow_video_errors():
-            v.notes.append(text + f" [{ALLOW_VIDEO_ERRORS_ENV} is set]")
-        else:
-            v.reasons.append(text + f"; set {ALLOW_VIDEO_ERRORS_ENV}=1 to accept such a run")
+        v.add_video_errors(f"{model} x {dataset}", len(errors), errors[0]["error"])
     report = json.loads(report_path(pred).read_text(encoding="utf-8"))
     missing = (report.get("overall", {}).get("missing") or report.get("overall", {}).get("n_missing")
                or len(report.get("missing") or []))
