@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import hashlib
 import io
 import json
 import os
@@ -79,6 +80,19 @@ def read_bytes(path: str | os.PathLike) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise _read_error(path, exc) from None
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file's bytes (hex), read in 1 MiB chunks; DataError as :func:`read_bytes`."""
+    path = Path(path)
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:
+        raise _read_error(path, exc) from None
+    return h.hexdigest()
 
 
 def _line_of(text: str | bytes, pos: int) -> int:

@@ -53,7 +53,6 @@ import contextlib
 import datetime
 import errno
 import fnmatch
-import hashlib
 import io
 import os
 import re
@@ -70,7 +69,7 @@ from typing import Callable
 from ..errors import DataError, MedHorizonError, VideoError
 from ..paths import resolve_video_path
 from ..runs.preflight import VideoCheckCache, VideoRef, check_videos, video_refs
-from ..safeio import atomic_write_json, read_bytes, read_json, read_text
+from ..safeio import atomic_write_json, read_bytes, read_json, read_text, sha256_file
 from ..text import plural
 from .sources import SOURCES, Layout, UpstreamSource, source_for_path, source_named, target_id
 
@@ -459,13 +458,6 @@ def read_checksums(path: str | os.PathLike) -> dict[str, str]:
     return out
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
 
 # ------------------------------------------------------------------ placing one video
 
@@ -625,7 +617,7 @@ def _check(root: Path, refs: list[VideoRef], reports: dict[str, VideoReport], in
             key = f"sha256|{identity}"
             hit = cache.get(key)
             if hit is None:
-                hit = {"sha256": _sha256(path)}
+                hit = {"sha256": sha256_file(path)}
                 cache.put(key, hit)
             rep.sha256 = hit["sha256"]
             if want is not None and want != rep.sha256:

@@ -29,7 +29,6 @@ every path, size and SHA-256 -- is printed instead.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from ..benchmarks.sureon import items as sureon_items
 from ..errors import DataError, MedHorizonError
-from ..safeio import ByPath, atomic_write_files, iter_jsonl, read_json, read_text
+from ..safeio import ByPath, atomic_write_files, iter_jsonl, read_json, read_text, sha256_file
 
 __all__ = ["BENCHMARK_FILES", "CONFIG_PATHS", "card_template",
            "render_card", "split_card", "build_dataset", "BuildResult", "upload_plan", "push", "format_plan",
@@ -224,13 +223,6 @@ class BuildResult:
     files: list[Path] = field(default_factory=list)
 
 
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
 
 def _check_out(out: Path) -> None:
     """``out`` may be new, empty, or an earlier build: anything else would be uploaded with it."""
@@ -290,7 +282,7 @@ def build_dataset(sources: dict[str, str | os.PathLike], out: str | os.PathLike,
         "scheme": HASH_SCHEME, "versions": versions, "rows": rows,
         "files": {b: BENCHMARK_FILES[b] for b in configs},
         "hierarchy": HIERARCHY_FILE if "surghi" in configs else None,
-        "sources": {b: {"name": cfg.source.name, "sha256": _sha256_file(cfg.source) if cfg.source.is_file() else None}
+        "sources": {b: {"name": cfg.source.name, "sha256": sha256_file(cfg.source) if cfg.source.is_file() else None}
                     for b, cfg in configs.items()},
     })
     files[out / "README.md"] = render_card(template, rows, versions, num_bytes)
@@ -339,7 +331,7 @@ def upload_plan(out: str | os.PathLike) -> list[dict]:
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out).as_posix()
         if p.is_file() and not rel.startswith(".cache/") and not rel.startswith("."):
-            plan.append({"path": rel, "size": p.stat().st_size, "sha256": _sha256_file(p)})
+            plan.append({"path": rel, "size": p.stat().st_size, "sha256": sha256_file(p)})
     return plan
 
 
