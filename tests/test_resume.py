@@ -36,6 +36,61 @@ def test_journal_reads_other_ranks(tmp_path):
     assert request_key("t", 1, "prompt") == request_key("t", 1, "prompt") != request_key("t", 2, "prompt")
 
 
+def test_a_replaced_response_is_the_one_read_back(tmp_path):
+    j = Journal(tmp_path / "j.jsonl", identity="run1")
+    j.add("k", "old")
+    j.add("k", "new", replace=True)  # asked again (its video changed): the new answer is the journal's
+    assert j.get("k") == "new"
+    again = Journal(tmp_path / "j.jsonl", identity="run1")
+    assert again.get("k") == "new" and len(again) == 1 and again.identities == {"run1": 1}
+
+
+def test_a_video_outcome_knows_when_its_file_changed(tmp_path):
+    from medhorizon_tasks.video_status import VideoOutcomes
+
+    video, absent = tmp_path / "a.mp4", tmp_path / "b.mp4"
+    video.write_bytes(b"first video" * 100)
+    outcomes = VideoOutcomes()
+    mark = outcomes.mark()
+    outcomes.record("item-a", None, video)
+    outcomes.record("item-b", "video file not found", absent)
+    outcomes.record("item-c", None)  # no file given: nothing to compare
+    journaled = json.loads(json.dumps(outcomes.since(mark)))  # as the journal stores them
+    assert [e.get("file", {}).get("path") for e in journaled] == [str(video), str(absent), None]
+    assert journaled[1]["file"]["identity"] is None
+    assert VideoOutcomes.unchanged(journaled)
+
+    os.utime(video, ns=(1, 1))  # touched (copied, re-linked): same content, still the same video
+    assert VideoOutcomes.unchanged(journaled)
+    video.write_bytes(b"other video" * 100)  # replaced
+    assert not VideoOutcomes.unchanged(journaled[:1])
+    assert VideoOutcomes.unchanged(journaled[1:])
+    absent.write_bytes(b"put in place")  # the missing video appeared
+    assert not VideoOutcomes.unchanged(journaled[1:2])
+
+    # a video that failed and is then rewritten with the same size and ends (a corrupt GOP in its middle
+    # repaired by a fresh download) is a change too: a failed outcome also keeps size and mtime
+    broken = tmp_path / "c.mp4"
+    broken.write_bytes(b"head" + bytes(3 << 20) + b"tail")
+    mark = outcomes.mark()
+    outcomes.record("item-d", "corrupt near frame 85", broken)
+    failed = json.loads(json.dumps(outcomes.since(mark)))
+    assert failed[0]["file"]["stat"] == [broken.stat().st_size, broken.stat().st_mtime_ns]
+    assert VideoOutcomes.unchanged(failed)
+    data = bytearray(broken.read_bytes())
+    data[2 << 20] = 1
+    broken.write_bytes(bytes(data))
+    os.utime(broken, ns=(10**18, 10**18))
+    from medhorizon_tasks.frame_cache import file_identity
+
+    assert file_identity(broken) == failed[0]["file"]["identity"], "the ends alone do not see the repair"
+    assert not VideoOutcomes.unchanged(failed)
+
+    fresh = VideoOutcomes()
+    fresh.restore(journaled)
+    assert fresh.get("item-b") == "video file not found" and fresh.since(0)[1]["file"] == journaled[1]["file"]
+
+
 SWEEP = ["sweep", "--model", "medhorizon_needle", "--model_args", "delay_s=0.08", "--synthetic", "--limit", "10"]
 
 

@@ -16,6 +16,7 @@ Every assertion is on the files lmms-eval writes (it exits 0 when a run fails).
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -125,6 +126,40 @@ def test_a_journal_written_with_other_model_args_is_not_reused(broken_release, t
     assert len({rec["identity"] for rec in lines}) == 2
     assert len(lines) == 2 * len(raw(seed1))
     assert "written by another model identity" in (tmp_path / "s2" / "lmms_eval_medhorizon_resume.log").read_text()
+
+
+def test_a_journaled_response_is_asked_again_once_its_video_is_repaired(broken_release, synthetic, tmp_path):
+    """The user fixes the video root (puts the missing video in place, replaces the corrupt one with a good
+    download) and reruns into the same journal: exactly the items of those two videos are asked again, and
+    the run scores as a fresh one. The repaired video's prompt is unchanged (same duration), so only the
+    video state journaled with each response tells its answers are stale."""
+    data, root, uids = broken_release
+    videos = tmp_path / "videos"
+    shutil.copytree(root, videos)
+    journal = tmp_path / "needle.jsonl"
+    task, args = ["medhorizon"], f"inner=medhorizon_needle,journal={journal}"
+    first = _records(run_lmms_eval("medhorizon_resume", task, tmp_path / "first", env=_env(data, videos),
+                                   model_args=args).samples, data)
+    assert {first[("medhorizon", u)][0] for u in uids["missing"] | uids["corrupt"]} == {"error"}
+    n_first = _journal_lines(journal)
+    assert n_first == sum(len(v) for v in uids.values())
+
+    paths = {name: next(json.loads(x)["video_path"] for x in data.read_text().splitlines()
+                        if {str(q["uid"]) for q in json.loads(x)["qa"]} == uids[name])
+             for name in ("missing", "corrupt")}
+    for rel in paths.values():
+        shutil.copy(synthetic.video_root / rel, videos / rel)
+    second = run_lmms_eval("medhorizon_resume", task, tmp_path / "second", env=_env(data, videos), model_args=args)
+    again = _records(second.samples, data)
+    fresh = _records(run_lmms_eval("medhorizon_needle", task, tmp_path / "fresh", env=_env(data, videos)).samples,
+                     data)
+    assert again == fresh, "the resumed run scores as a fresh run on the repaired video root"
+    assert "error" not in {again[("medhorizon", u)][0] for u in uids["missing"] | uids["corrupt"]}
+    assert _journal_lines(journal) == n_first + len(uids["missing"]) + len(uids["corrupt"]), \
+        "the items of the two repaired videos are asked again, and only they"
+    log = (tmp_path / "second" / "lmms_eval_medhorizon_resume.log").read_text()
+    assert f"{len(uids['corrupt'])} journaled response(s) are asked again: a video they were given has changed" \
+        in log
 
 
 def test_frames_reach_the_model_with_their_timestamps(broken_release):

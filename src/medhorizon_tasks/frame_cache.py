@@ -73,6 +73,16 @@ def _video_identity(path: str, size: int, mtime_ns: int) -> str:
     return digest.hexdigest()
 
 
+def file_identity(path: str | os.PathLike) -> str | None:
+    """The content identity of a video file (size and both ends, memoized while size and mtime are unchanged);
+    None when it cannot be read (a missing video)."""
+    try:
+        st = os.stat(path)
+        return _video_identity(os.fspath(path), st.st_size, st.st_mtime_ns)
+    except OSError:
+        return None
+
+
 def _write_atomically(path: Path, write: Callable) -> None:
     """``write(file)`` into a unique temporary file beside ``path``, flushed to disk, then renamed over ``path``
     (:func:`~.safeio.atomic_write_with`; the temporary file is removed on any failure). On disk before the

@@ -81,10 +81,9 @@ class Journal:
                 rec["response"]
             except (ValueError, KeyError, TypeError, RecursionError):
                 continue  # a line we cannot trust is simply recomputed
-            if not isinstance(key, str) or key in self._done:
+            if not isinstance(key, str):
                 continue
-            self._done[key] = rec
-            self.identities[str(rec.get("identity"))] += 1
+            self._keep(key, rec)  # a later line of a key replaces an earlier one (add(replace=True))
 
     def __contains__(self, key: str) -> bool:
         return key in self._done
@@ -100,8 +99,16 @@ class Journal:
         """The whole journaled record (response and meta) of ``key``."""
         return self._done.get(key)
 
-    def add(self, key: str, response, **meta) -> None:
-        if key in self._done:
+    def _keep(self, key: str, rec: dict) -> None:
+        old = self._done.get(key)
+        if old is not None:
+            self.identities[str(old.get("identity"))] -= 1
+        self._done[key] = rec
+        self.identities[str(rec.get("identity"))] += 1
+
+    def add(self, key: str, response, *, replace: bool = False, **meta) -> None:
+        """Journal ``response`` for ``key`` (fsync'ed); a key already journaled is kept unless ``replace``."""
+        if key in self._done and not replace:
             return
         rec = {"key": key, "response": response, **({"identity": self.identity} if self.identity else {}), **meta}
         # ASCII escapes: any text a model returns (lone surrogates included) round-trips exactly
@@ -110,5 +117,4 @@ class Journal:
             fh.write(line)
             fh.flush()
             os.fsync(fh.fileno())
-        self._done[key] = rec
-        self.identities[str(self.identity)] += 1
+        self._keep(key, rec)

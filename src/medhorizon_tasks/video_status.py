@@ -14,7 +14,11 @@ for frame 85 and no other.
 A response that is replayed from a journal skips ``doc_to_visual``; the
 journal therefore stores, with each response, the outcomes recorded while it
 was produced (:meth:`VideoOutcomes.mark` / :meth:`VideoOutcomes.since`) and
-puts them back on replay (:meth:`VideoOutcomes.restore`). When an outcome is
+puts them back on replay (:meth:`VideoOutcomes.restore`). Each outcome keeps
+the state of the file its frames came from (:func:`file_state`: its content
+identity, and for a failed outcome also its size and mtime), so a journaled
+response is known to be stale once that file changes, or appears where it was
+missing (:meth:`VideoOutcomes.unchanged`). When an outcome is
 still unknown at scoring time (e.g. a response from a framework's own cache),
 the scoring hook decodes the plan once to find out instead of assuming the
 frames were fine.
@@ -23,10 +27,11 @@ frames were fine.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterable, Mapping
 
-__all__ = ["VideoOutcomes", "OUTCOMES", "outcome_key", "UNKNOWN"]
+__all__ = ["VideoOutcomes", "OUTCOMES", "outcome_key", "file_state", "UNKNOWN"]
 
 UNKNOWN = object()  # get() of a key nobody recorded
 
@@ -37,6 +42,27 @@ def outcome_key(benchmark: str, video_root: str, uid: str, setting: Mapping) -> 
                       sort_keys=True, default=str, ensure_ascii=False)
 
 
+def file_state(video: str | os.PathLike, *, failed: bool) -> dict:
+    """What is kept of the file an outcome came from, to tell later whether it is still the same file.
+
+    ``identity`` is its content identity (:func:`medhorizon_tasks.frame_cache.file_identity`: size and
+    both ends, so a copy or a new link is the same video; None while it is missing). An outcome that
+    failed also keeps ``stat`` (size, mtime): a repaired video usually differs only in its middle, so
+    any rewrite of a file that failed (a fresh download, a copy of a good one) counts as a change.
+    """
+    from .frame_cache import file_identity
+
+    path = os.fspath(video)
+    state: dict = {"path": path, "identity": file_identity(path)}
+    if failed:
+        try:
+            st = os.stat(path)
+            state["stat"] = [st.st_size, st.st_mtime_ns]
+        except OSError:
+            state["stat"] = None
+    return state
+
+
 class VideoOutcomes:
     """``key -> error text, or None when the frames decoded``; safe to share between threads
     (lmms-eval runs ``process_results`` in a thread pool)."""
@@ -44,12 +70,20 @@ class VideoOutcomes:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_key: dict[str, str | None] = {}
-        self._log: list[tuple[str, str | None]] = []  # in recording order, for mark()/since()
+        self._log: list[dict] = []  # in recording order, for mark()/since()
 
-    def record(self, key: str, error: str | None) -> None:
+    def record(self, key: str, error: str | None, video: str | os.PathLike | None = None) -> None:
+        """``video``: the file the frames come (or failed to come) from; its state is kept with the outcome
+        (:func:`file_state`)."""
+        entry: dict = {"key": key, "error": error}
+        if video is not None:
+            entry["file"] = file_state(video, failed=error is not None)
+        self._put(entry)
+
+    def _put(self, entry: dict) -> None:
         with self._lock:
-            self._by_key[key] = error
-            self._log.append((key, error))
+            self._by_key[entry["key"]] = entry["error"]
+            self._log.append(entry)
 
     def get(self, key: str):
         """The error text, None (decoded fine), or :data:`UNKNOWN` (never recorded in this process)."""
@@ -62,15 +96,33 @@ class VideoOutcomes:
             return len(self._log)
 
     def since(self, mark: int) -> list[dict]:
+        """The outcomes recorded after ``mark``: ``{"key", "error"[, "file": file_state(...)]}``."""
         with self._lock:
-            return [{"key": k, "error": e} for k, e in self._log[mark:]]
+            return [dict(e) for e in self._log[mark:]]
 
     def restore(self, entries: Iterable[Mapping]) -> None:
         """Put back outcomes journaled with a response (``since()``'s shape); bad entries are ignored."""
         for entry in entries or ():
             if isinstance(entry, Mapping) and isinstance(entry.get("key"), str):
                 error = entry.get("error")
-                self.record(entry["key"], error if isinstance(error, str) else None)
+                restored = {"key": entry["key"], "error": error if isinstance(error, str) else None}
+                if isinstance(entry.get("file"), Mapping):
+                    restored["file"] = dict(entry["file"])
+                self._put(restored)
+
+    @staticmethod
+    def unchanged(entries: Iterable[Mapping] | None) -> bool:
+        """Whether every file these journaled outcomes came from is still the same (or still missing).
+
+        False once a video was replaced, repaired or put in place: the response journaled
+        with these outcomes was produced from other frames (or from none) and must be asked again.
+        """
+        for entry in entries or ():
+            file = entry.get("file") if isinstance(entry, Mapping) else None
+            if isinstance(file, Mapping) and isinstance(file.get("path"), str):
+                if file_state(file["path"], failed="stat" in file) != dict(file):
+                    return False
+        return True
 
     def clear(self) -> None:
         with self._lock:

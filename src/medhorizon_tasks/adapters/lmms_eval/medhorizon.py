@@ -31,7 +31,7 @@ from ...benchmarks.medhorizon.release import DATA_ENV, Item, items_to_dataset, l
 from ...errors import MedHorizonError, VideoError
 from ...paths import VIDEO_ROOT_ENV, default_video_root
 from ...video_status import outcome_key
-from .visuals import decoded_frames, task_kwargs, video_error
+from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
 
 def _with_root(items: list[Item], root: Path):
@@ -80,7 +80,8 @@ def doc_to_visual(doc: dict, lmms_eval_specific_kwargs=None):
     if not setting.shows_frames:
         return []
     item = _item(doc)
-    return decoded_frames(_key(item, setting, doc), _decode(item, setting, doc), "medhorizon")
+    return decoded_frames(_key(item, setting, doc), _decode(item, setting, doc), "medhorizon",
+                          video_file(doc["video_root"], item.video_path, item.uid))
 
 
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs=None) -> str:

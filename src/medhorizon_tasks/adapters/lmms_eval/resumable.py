@@ -15,9 +15,11 @@ What is journaled with each response, so that a resumed run scores exactly as
 an uninterrupted one:
 
 * the video outcomes recorded while the response was produced (frames
-  decoded, or the video error: :mod:`medhorizon_tasks.video_status`); a
-  replayed response puts them back, because ``doc_to_visual`` is not called
-  for it;
+  decoded, or the video error: :mod:`medhorizon_tasks.video_status`) and the
+  identity of each video file; a replayed response puts them back, because
+  ``doc_to_visual`` is not called for it, and a response whose video has
+  changed since (replaced, repaired, or put in place where it was missing)
+  is asked again;
 * the run's identity (inner model, every model argument, package version)
   and the request's (task name and configuration, the document, prompt and
   generation settings) are part of the key, so a journal written with other
@@ -102,19 +104,25 @@ class ResumableModel(lmms):
         self._sync_inner()
         journal = self._open_journal()
         keys = [self._key(method, r) for r in requests]
-        todo = []
+        todo, stale = [], 0
         for i, k in enumerate(keys):
-            if k in journal:
-                OUTCOMES.restore(journal.record(k).get("video"))  # doc_to_visual is not called for it
+            rec = journal.record(k)
+            if rec is not None and OUTCOMES.unchanged(rec.get("video")):
+                OUTCOMES.restore(rec.get("video"))  # doc_to_visual is not called for it
             else:
                 todo.append(i)
+                stale += rec is not None
+        if stale:
+            logger.warning(f"[medhorizon_resume] {self.journal_path}: {stale} journaled response(s) are asked "
+                           f"again: a video they were given has changed, or appeared, since they were journaled")
         for start in range(0, len(todo), self.chunk):
             batch = todo[start:start + self.chunk]
             mark = OUTCOMES.mark()
             responses = getattr(self.inner, method)([requests[i] for i in batch])
             video = OUTCOMES.since(mark)
             for i, resp in zip(batch, responses):
-                journal.add(keys[i], resp, task=requests[i].task_name, doc_id=requests[i].doc_id, video=video)
+                journal.add(keys[i], resp, replace=True, task=requests[i].task_name, doc_id=requests[i].doc_id,
+                            video=video)
         return [journal.get(k) for k in keys]
 
     def generate_until(self, requests) -> list:

@@ -18,7 +18,7 @@ from ...benchmarks.sureon.items import load_items, parse_item
 from ...benchmarks.sureon.protocol import build_prompt, decode_frames, prepare, setting_key
 from ...errors import MedHorizonError, VideoError
 from ...video_status import outcome_key
-from .visuals import decoded_frames, task_kwargs, video_error
+from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
 DATA_ENV, VIDEO_ROOT_ENV = "SUREON_DATA", "SUREON_VIDEO_ROOT"
 
@@ -79,7 +79,8 @@ def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
     if _mode(lmms_eval_specific_kwargs) != "visual":
         return []
     item = _item(doc)
-    return decoded_frames(_key(item, doc, "visual"), _decode(item, doc), "sureon")
+    return decoded_frames(_key(item, doc, "visual"), _decode(item, doc), "sureon",
+                          video_file(doc["video_root"], item.video_path, item.uid))
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):

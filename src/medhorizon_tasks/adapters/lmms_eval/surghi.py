@@ -32,7 +32,7 @@ from ...benchmarks.surghi.frames import (
 from ...benchmarks.surghi.scoring import frame_record, records_report
 from ...errors import MedHorizonError, VideoError
 from ...video_status import outcome_key
-from .visuals import decoded_frames, task_kwargs, video_error
+from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
 DATA_ENV, VIDEO_ROOT_ENV = "SURGHI_DATA", "SURGHI_VIDEO_ROOT"
 _HIERARCHIES: dict = {}    # dataset -> (Hierarchy, source), filled by process_docs
@@ -101,7 +101,8 @@ def _decode(row: FrameRow, doc, window: dict):
 def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
     row = _row(doc)
     window = _window(lmms_eval_specific_kwargs)
-    return decoded_frames(_key(row, doc, window), _decode(row, doc, window), "surghi")
+    return decoded_frames(_key(row, doc, window), _decode(row, doc, window), "surghi",
+                          video_file(doc["video_root"], row.video_path, row.uid))
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):

@@ -10,12 +10,14 @@ video error in exactly the tasks whose plan failed.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Callable
 
 import numpy as np
 from loguru import logger
 
 from ...errors import MedHorizonError, VideoError
+from ...paths import resolve_video_path
 from ...planned_frames import PlannedFrames
 from ...sampling import FramePlan
 from ...video_status import OUTCOMES, UNKNOWN
@@ -42,23 +44,32 @@ def task_kwargs() -> dict:
                           "ConfigurableTask.process_results); this lmms-eval version is not supported")
 
 
+def video_file(video_root: str, relative: str, uid: str) -> Path | None:
+    """The file an item's frames come from; None when its pointer is refused (that is then its video error)."""
+    try:
+        return resolve_video_path(video_root, relative, uid=uid)
+    except VideoError:
+        return None
+
+
 def decoded_frames(key: str, decode: Callable[[], tuple[FramePlan, np.ndarray, float | None]],
-                   task: str) -> PlannedFrames:
+                   task: str, video: Path | None = None) -> PlannedFrames:
     """The frames ``decode()`` returns as PIL images with their timestamps, in plan order.
 
     A missing or unreadable video does not stop the run: its reason is recorded
     under ``key`` (``process_results`` scores the item as a video error) and the
-    model gets no frames.
+    model gets no frames. ``video`` (:func:`video_file`) is recorded with the
+    outcome, so that a journaled response is asked again once its file changes.
     """
     from PIL import Image
 
     try:
         plan, frames, duration_s = decode()
     except VideoError as exc:
-        OUTCOMES.record(key, str(exc))
+        OUTCOMES.record(key, str(exc), video)
         logger.warning(f"[{task}] {exc}")
         return PlannedFrames(error=str(exc))
-    OUTCOMES.record(key, None)
+    OUTCOMES.record(key, None, video)
     return PlannedFrames([Image.fromarray(f) for f in frames], timestamps=plan.timestamps, policy=plan.policy,
                          duration_s=duration_s, chronological=list(plan.indices) == sorted(plan.indices))
 
