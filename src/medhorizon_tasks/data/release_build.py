@@ -336,7 +336,11 @@ def upload_plan(out: str | os.PathLike) -> list[dict]:
 
 
 def _commit_message(out: Path) -> str:
-    versions = read_json(out / VERSION_FILE).get("versions", {})
+    written = read_json(out / VERSION_FILE)
+    versions = written.get("versions") if isinstance(written, dict) else None
+    if not isinstance(versions, dict):
+        raise DataError("field 'versions': not the object build-dataset writes; build the folder again",
+                        source=str(out / VERSION_FILE))
     return "MedHorizon data " + ", ".join(f"{b} {v}" for b, v in sorted(versions.items()))
 
 

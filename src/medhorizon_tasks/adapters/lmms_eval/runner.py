@@ -101,9 +101,12 @@ def _collect(run: LmmsRun, started: float) -> None:
         return
     results_file = max(fresh, key=lambda p: p.stat().st_mtime)
     try:
-        run.results = json.loads(results_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        results = json.loads(results_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return
+    if not isinstance(results, dict) or not isinstance(results.get("results", {}), dict):
+        return  # not a results file lmms-eval wrote: the run is judged as having written none
+    run.results = results
     stamp = results_file.name[: -len("_results.json")]
     names = set(run.tasks) | set((run.results.get("results") or {}))
     for task in names:
@@ -116,7 +119,8 @@ def _collect(run: LmmsRun, started: float) -> None:
 
 def leaf_tasks(results: dict, requested: list[str]) -> list[str]:
     """The tasks that ran (groups expanded to their subtasks), in the results' own naming."""
-    groups = results.get("group_subtasks") or {}
+    groups = results.get("group_subtasks")
+    groups = groups if isinstance(groups, dict) else {}
     ran = list((results.get("results") or {}))
     out: list[str] = []
     for name in ran:
@@ -130,13 +134,14 @@ def video_errors_in(samples: Path) -> list[tuple[str, str]]:
     """``(uid, error)`` of every sample whose per-item record says its video failed."""
     out: list[tuple[str, str]] = []
     try:
-        lines = samples.read_text(encoding="utf-8", errors="replace").splitlines()
+        data = samples.read_bytes()
     except OSError:
         return out
-    for line in lines:
+    # lines end at "\n" only: a model's text may hold U+2028 or U+0085, which str.splitlines would split on
+    for line in data.split(b"\n"):
         try:
-            rec = json.loads(line)
-        except ValueError:
+            rec = json.loads(line.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
             continue
         if not isinstance(rec, dict):
             continue

@@ -14,9 +14,10 @@ import os
 from pathlib import Path
 
 from ...benchmarks.sureon import scoring
-from ...benchmarks.sureon.items import load_items, parse_item
+from ...benchmarks.sureon.items import load_items, parse_item, parse_uid
 from ...benchmarks.sureon.protocol import build_prompt, decode_frames, prepare, setting_key
 from ...errors import MedHorizonError, VideoError
+from ...safeio import iter_jsonl
 from ...video_status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
@@ -27,11 +28,8 @@ def _dataset(path: Path, root: Path):
     from datasets import Dataset
 
     items = load_items(path)  # validates the whole file first
-    raw = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            rec = json.loads(line)
-            raw[str(rec["uid"])] = line
+    # each item's record as read (the same reader, so a byte-order mark or a U+2028 in a text is no problem)
+    raw = {parse_uid(rec["uid"]): json.dumps(rec) for _, rec in iter_jsonl(path)}
     return Dataset.from_list([{"uid": it.uid, "category": it.category, "item_json": raw[it.uid],
                                "video_root": str(root)} for it in items])
 

@@ -92,10 +92,14 @@ class FrameStore:
 def _complete(folder: Path, plan: FramePlan) -> list[str] | None:
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
-    names = manifest.get("files") if isinstance(manifest, dict) else None
-    if manifest.get("plan_key") != plan.key or not isinstance(names, list) or len(names) != len(plan):
+    if not isinstance(manifest, dict):
+        return None  # damaged: the plan is decoded again
+    names = manifest.get("files")
+    if (manifest.get("plan_key") != plan.key or not isinstance(names, list) or len(names) != len(plan)
+            or not all(isinstance(n, str) and n and "/" not in n and "\\" not in n and n not in (".", "..")
+                       for n in names)):
         return None
     files = [str(folder / n) for n in names]
     return files if all(os.path.isfile(f) for f in files) else None

@@ -33,9 +33,10 @@ import sys
 import time
 from pathlib import Path
 
-from ...errors import MedHorizonError
+from ...errors import DataError, MedHorizonError
 from ...jsonl import iter_jsonl
 from ...runs.launch import EXIT_REFUSED, Verdict, last_error
+from ...safeio import read_json
 from .presets import PRESETS, Preset
 
 __all__ = ["run_cli", "judge_vlmeval_run", "HELP"]
@@ -61,19 +62,25 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
 def _requested(args: argparse.Namespace) -> tuple[list[str], dict[str, Preset | None]]:
     """``(model names, dataset name -> our preset or None for another dataset)``."""
     if args.config:
-        try:
-            cfg = json.loads(Path(args.config).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise MedHorizonError(f"--config {args.config}: cannot be read as JSON ({exc})") from None
+        source = str(args.config)
+        cfg = read_json(args.config)  # DataError names the file, line and field
+        if not isinstance(cfg, dict):
+            raise DataError("a VLMEvalKit --config is a JSON object with \"model\" and \"data\"", source=source)
+        for part in ("model", "data"):
+            if not isinstance(cfg.get(part) or {}, dict):
+                raise DataError(f"field {part!r}: must be an object of name -> settings", source=source)
         models = list((cfg.get("model") or {}).keys())
         datasets: dict[str, Preset | None] = {}
         for name, entry in (cfg.get("data") or {}).items():
             entry = entry or {}
-            if entry.get("class") in OUR_CLASSES:
+            if not isinstance(entry, dict):
+                raise DataError(f"field 'data.{name}': must be an object of settings", source=source)
+            if isinstance(entry.get("class"), str) and entry["class"] in OUR_CLASSES:
                 datasets[name] = PRESETS.get(str(entry.get("dataset")))
                 if datasets[name] is None:
-                    raise MedHorizonError(f"--config data {name!r}: unknown dataset {entry.get('dataset')!r} for "
-                                          f"class {entry['class']}")
+                    raise DataError(f"field 'data.{name}.dataset': unknown dataset {entry.get('dataset')!r} for "
+                                    f"class {entry['class']} (one of: MedHorizon_cap64, Sureon_visual, ...)",
+                                    source=source)
             else:
                 datasets[name] = PRESETS.get(name) if not entry else None
         return models, datasets
@@ -197,11 +204,9 @@ def _entry(work_dir: Path, model: str, dataset: str, since: float) -> dict | Non
     """The dataset's entry in the model's newest ``status.json`` that this run updated."""
     best = None
     for path in _status_files(work_dir, model):
-        try:
-            status = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        entry = (status.get("datasets") or {}).get(dataset)
+        status = _json_object(path)
+        datasets = status.get("datasets") if status else None
+        entry = datasets.get(dataset) if isinstance(datasets, dict) else None
         if not isinstance(entry, dict):
             continue
         try:
@@ -211,6 +216,15 @@ def _entry(work_dir: Path, model: str, dataset: str, since: float) -> dict | Non
         if updated >= since - 1 and (best is None or updated > best[0]):
             best = (updated, entry, path)
     return None if best is None else {**best[1], "_status_file": str(best[2])}
+
+
+def _json_object(path: Path) -> dict | None:
+    """A JSON object a run wrote, or None when it is absent or damaged (the verdict then says what is missing)."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _fresh(path: Path, since: float) -> bool:
@@ -225,17 +239,25 @@ def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, 
     from .outputs import records_path, report_path
 
     root = Path(entry["_status_file"]).parent if entry else work_dir / model
-    pred = root / (entry or {}).get("prediction_file", f"{model}_{dataset}.tsv")
+    named = (entry or {}).get("prediction_file")
+    pred = root / (named if isinstance(named, str) and named else f"{model}_{dataset}.tsv")
     if not _fresh(report_path(pred), since):
         v.reasons.append(f"{model} x {dataset} produced no metrics (no report written by this run)")
         return
-    records = [rec for _, rec in iter_jsonl(records_path(pred))]
+    report = _json_object(report_path(pred))
+    try:
+        records = [rec for _, rec in iter_jsonl(records_path(pred))]
+    except DataError:
+        records = None
+    if report is None or records is None or not all(isinstance(r, dict) for r in records):
+        v.reasons.append(f"{model} x {dataset}: its report or per-item records are damaged ({report_path(pred)})")
+        return
     errors = [r for r in records if r.get("error")]
     if errors:
-        v.add_video_errors(f"{model} x {dataset}", len(errors), errors[0]["error"])
-    report = json.loads(report_path(pred).read_text(encoding="utf-8"))
-    missing = (report.get("overall", {}).get("missing") or report.get("overall", {}).get("n_missing")
-               or len(report.get("missing") or []))
+        v.add_video_errors(f"{model} x {dataset}", len(errors), str(errors[0]["error"]))
+    overall = report.get("overall") if isinstance(report.get("overall"), dict) else {}
+    listed = report.get("missing")
+    missing = overall.get("missing") or overall.get("n_missing") or (len(listed) if isinstance(listed, list) else 0)
     if missing:
         v.reasons.append(f"{model} x {dataset}: {missing} item(s) have no prediction")
 

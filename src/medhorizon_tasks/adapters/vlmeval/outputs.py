@@ -9,10 +9,13 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 from pathlib import Path
 
-from ...errors import MedHorizonError
+from ...errors import DataError, MedHorizonError
+from ...safeio import read_text
 
 __all__ = ["read_predictions", "records_path", "report_path"]
 
@@ -39,7 +42,24 @@ def read_predictions(prediction_file: str | os.PathLike) -> dict[int, str]:
         raise MedHorizonError(f"{path}: predictions must be a TSV file (PRED_FORMAT=tsv; the launcher sets it): "
                               "xlsx turns '', 'NA', 'None' into empty cells, '=A+1' into a formula and cuts text "
                               "longer than 32,767 characters")
-    frame = pd.read_csv(path, sep="\t", keep_default_na=False, dtype=str)
-    if "index" not in frame or "prediction" not in frame:
-        raise MedHorizonError(f"{path}: not a VLMEvalKit prediction file (no 'index' and 'prediction' columns)")
-    return {int(i): p for i, p in zip(frame["index"], frame["prediction"])}
+    text = read_text(path)  # DataError: missing, a folder, not UTF-8 (with its line)
+    try:
+        # pandas, as VLMEvalKit writes it (no field size limit: a model may answer with 200 KB)
+        frame = pd.read_csv(io.StringIO(text), sep="\t", keep_default_na=False, dtype=str)
+    except pd.errors.EmptyDataError:
+        raise DataError("empty file: not a VLMEvalKit prediction file", source=str(path)) from None
+    except (pd.errors.ParserError, ValueError, csv.Error) as exc:
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise DataError(f"not a readable TSV file ({type(exc).__name__}: {first})", source=str(path)) from None
+    if "index" not in frame.columns or "prediction" not in frame.columns:
+        raise DataError("not a VLMEvalKit prediction file (no 'index' and 'prediction' columns)", source=str(path))
+    out: dict[int, str] = {}
+    for row, (index, prediction) in enumerate(zip(frame["index"], frame["prediction"]), 1):
+        try:
+            number = int(index)
+        except ValueError:
+            raise DataError(f"row {row}: field 'index': {index[:40]!r} is not a row number", source=str(path)) from None
+        if number in out:
+            raise DataError(f"row {row}: field 'index': {number} is given twice", source=str(path))
+        out[number] = prediction
+    return out

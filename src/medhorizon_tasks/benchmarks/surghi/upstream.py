@@ -142,9 +142,11 @@ def load_pickle(path: str | os.PathLike):
 
 
 def _int(value) -> int | None:
+    if isinstance(value, bool):
+        return None
     try:
         f = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return int(f) if math.isfinite(f) and f == int(f) else None
 
@@ -331,14 +333,16 @@ def import_multibypass140(labels: str | os.PathLike, *, split: str | None = None
 def _categories(obj: dict, keys: tuple[str, ...], shipped: tuple[str, ...]) -> dict[int, str]:
     for key in keys:
         cats = obj.get(key)
-        if isinstance(cats, list) and cats and all(isinstance(c, dict) and "id" in c and "name" in c for c in cats):
-            return {int(c["id"]): str(c["name"]) for c in cats}
+        if isinstance(cats, list) and cats and all(isinstance(c, dict) and _int(c.get("id")) is not None
+                                                   and isinstance(c.get("name"), str) for c in cats):
+            return {_int(c["id"]): c["name"] for c in cats}
     return dict(enumerate(shipped))
 
 
 def _one_id(value, where: str, field_name: str, problems: list[str]) -> int | None:
     if isinstance(value, list):
-        ones = [i for i, v in enumerate(value) if v == 1] if len(value) > 1 and set(value) <= {0, 1} else value
+        one_hot = len(value) > 1 and all(_int(v) in (0, 1) for v in value)
+        ones = [i for i, v in enumerate(value) if _int(v) == 1] if one_hot else value
         if len(ones) != 1:
             problems.append(f"{where}: field '{field_name}': expected one label, got {value!r}")
             return None
@@ -373,21 +377,22 @@ def import_grasp(labels: str | os.PathLike, *, split: str = "test", frames_fps: 
         step_names = _categories(obj, ("steps_categories", "step_categories"), GRASP_STEPS)
         images = {}
         for i, im in enumerate(obj["images"]):
-            if not isinstance(im, dict) or "id" not in im:
-                problems.append(f"{path}: images[{i}]: expected an object with an id")
+            if not isinstance(im, dict) or _int(im.get("id")) is None:
+                problems.append(f"{path}: images[{i}]: expected an object with a numeric id")
                 continue
-            images[im["id"]] = im
+            images[_int(im["id"])] = im
         for i, ann in enumerate(obj["annotations"]):
             where = f"{path}: annotations[{i}]"
             if not isinstance(ann, dict):
                 problems.append(f"{where}: expected an object")
                 continue
-            im = images.get(ann.get("image_id"))
+            im = images.get(_int(ann.get("image_id")))
             if im is None:
                 problems.append(f"{where}: image_id {ann.get('image_id')!r} is not among the images")
                 continue
             file_name = str(im.get("file_name") or ann.get("image_name") or "")
             video = im.get("video_name") or (file_name.split("/")[0] if "/" in file_name else None)
+            video = video if isinstance(video, str) else None
             number = _int(im.get("frame_num"))
             if number is None:
                 m = re.search(r"(\d+)\.\w+$", file_name)
