@@ -192,6 +192,35 @@ def _medhorizon_lmms(run, task, data) -> dict:
 
 
 KEYS = ("raw_output", "extracted", "correct", "status", "error")
+# lmms-eval's samples file: the metric under which each task's process_results stored the per-item record
+OWN_RECORD = {"medhorizon": "accuracy", "sureon": "accuracy", "surghi": "phase_acc"}
+# the headline metric of each dataset: lmms-eval's results.json name and VLMEvalKit's status.json name
+HEADLINE = {"medhorizon": ("accuracy", "accuracy"), "sureon": ("accuracy", "mu"),
+            "surghi": ("multi_level", "multi_level")}
+
+
+def _lmms_own_records(run, task: str, benchmark: str) -> list[dict]:
+    """The per-item records lmms-eval itself wrote (its process_results output), in doc order."""
+    rows = sorted((rec["doc_id"], rec[OWN_RECORD[benchmark]]) for _, rec in iter_jsonl(run.samples[task]))
+    return [rec for _, rec in rows]
+
+
+@pytest.mark.parametrize("model", ["medhorizon_needle", "medhorizon_random"])
+def test_both_frameworks_write_the_same_records_and_headline_numbers(vlm, lmms, model):
+    """What each framework itself wrote: lmms-eval's per-item records (samples file) and metric (results
+    JSON) against VLMEvalKit's records and the metric in its status.json, for the three protocols."""
+    _, work, _ = vlm
+    run = lmms[model]
+    status = json.loads((work / model / "status.json").read_text())["datasets"]
+    for dataset, task in LMMS.items():
+        benchmark = PRESETS[dataset].benchmark
+        theirs = _lmms_own_records(run, task, benchmark)
+        ours = _records(work, model, dataset)
+        assert len(ours) == len(theirs) == len(protocol_for(PRESETS[dataset]).units), dataset
+        assert ours == theirs, dataset
+        lmms_name, vlm_name = HEADLINE[benchmark]
+        assert status[dataset]["metrics"][vlm_name] == pytest.approx(run.metric(task, lmms_name), abs=1e-12), \
+            dataset
 
 
 @pytest.mark.parametrize("model", ["medhorizon_needle", "medhorizon_random"])

@@ -181,7 +181,9 @@ def test_the_launcher_refuses_before_loading_vlmeval(synthetic, tmp_path, capsys
     work = tmp_path / "work"
     (work / "m").mkdir(parents=True)
     (work / "m" / "m_MedHorizon_Synthetic_text.tsv").write_text("index\tprediction\n0\tA\n")
-    assert launch.run_cli(["--model", "m", "--data", "MedHorizon_Synthetic_text", "--work-dir", str(work)]) == 2
+    from medhorizon_tasks.cli import main  # the user's command: everything after `vlmeval` is VLMEvalKit's
+
+    assert main(["vlmeval", "--model", "m", "--data", "MedHorizon_Synthetic_text", "--work-dir", str(work)]) == 2
     err = capsys.readouterr().err
     assert "refusing to run" in err and "m_MedHorizon_Synthetic_text.tsv" in err
     # the release presets get the lmms-eval path's pre-flight: same message, same status
@@ -190,6 +192,43 @@ def test_the_launcher_refuses_before_loading_vlmeval(synthetic, tmp_path, capsys
     assert "medhorizon pre-flight failed" in capsys.readouterr().err
     assert launch.run_cli(["--data", "MedHorizon_cap64"]) == 2
     assert "name the models and datasets" in capsys.readouterr().err
+
+
+def _status(work: Path, model: str, datasets: dict) -> None:
+    import datetime
+
+    now = datetime.datetime.now().isoformat()
+    (work / model).mkdir(parents=True, exist_ok=True)
+    (work / model / "status.json").write_text(json.dumps(
+        {"datasets": {name: {"updated_at": now, **entry} for name, entry in datasets.items()}}))
+
+
+def test_every_way_a_vlmeval_run_can_fail_is_a_reason(tmp_path):
+    """VLMEvalKit exits 0 in each of these; the launcher's verdict names each one."""
+    import time
+
+    since = time.time() - 5
+    work = tmp_path / "work"
+    ours = PRESETS["MedHorizon_Synthetic_cap64"]
+    _status(work, "m", {"Theirs_skipped": {"status": "skipped", "skip_reason": "unsupported_model"},
+                        "Theirs_empty": {"status": "done", "metrics": {}},
+                        "MedHorizon_Synthetic_cap64": {"status": "done", "metrics": {"accuracy": 0.5}}})
+    v = launch.judge_vlmeval_run(work, ["m"], {"Theirs_skipped": None, "Theirs_empty": None, "Theirs_absent": None,
+                                               "MedHorizon_Synthetic_cap64": ours}, since,
+                                 crashed="RuntimeError: out of memory")
+    reasons = "\n".join(v.reasons)
+    assert v.exit_code == 1
+    assert "VLMEvalKit stopped with RuntimeError: out of memory" in reasons
+    assert "m x Theirs_skipped was skipped by VLMEvalKit (unsupported_model)" in reasons
+    assert "m x Theirs_empty produced no metrics" in reasons
+    assert "m x Theirs_absent was not evaluated" in reasons
+    assert "m x MedHorizon_Synthetic_cap64 produced no metrics (no report written by this run)" in reasons
+    # an --mode infer run is judged on inference only
+    _status(work, "m2", {"Theirs": {"status": "skipped", "skip_reason": "mode_infer"}})
+    assert launch.judge_vlmeval_run(work, ["m2"], {"Theirs": None}, since, mode="infer").ok
+    # a status.json older than the run is not this run's
+    assert "m x Theirs_empty was not evaluated" in "\n".join(
+        launch.judge_vlmeval_run(work, ["m"], {"Theirs_empty": None}, time.time() + 10).reasons)
 
 
 def test_only_the_framework_shell_imports_vlmeval():
