@@ -90,8 +90,7 @@ def test_rows_name_existing_adapters_or_say_why_not():
 def test_command_line():
     assert M.lmms_eval_command(M.setting("qwen3_vl_8b")) == (
         "lmms-eval --model medhorizon_qwen3_vl --model_args pretrained=Qwen/Qwen3-VL-8B-Instruct "
-        "--tasks medhorizon_cap768 --include_path \"$(medhorizon-tasks task-path)\" --batch_size 1 --log_samples "
-        "--output_path results/")
+        "--tasks medhorizon_cap768 --batch_size 1 --log_samples --output_path results/")
     assert "--tasks medhorizon " in M.lmms_eval_command(M.setting("llava_video_7b"))
     assert "--tasks medhorizon_frames64 " in M.lmms_eval_command(M.setting("internvl3_5_8b"))
     assert "--tasks medhorizon_cap1248 " in M.lmms_eval_command(M.setting("gemini_2_5_flash"))
@@ -126,6 +125,11 @@ def test_markdown_table_has_every_row():
     assert len(lines) == 2 + len(M.SETTINGS)
     assert all(line.count("|") == 7 for line in lines)
     assert "| Qwen3-VL-8B (Table 7) | 1 FPS, cap 768 | `medhorizon_qwen3_vl` |" in M.markdown_table()
+
+
+def test_the_readme_table_is_the_registry():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert M.markdown_table() + "\n" in readme, "regenerate it: medhorizon-tasks protocol --markdown"
 
 
 def test_registry_is_framework_free():

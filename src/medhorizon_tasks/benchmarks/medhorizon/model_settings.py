@@ -160,12 +160,12 @@ def setting(row: str) -> ModelSetting:
 
 
 def lmms_eval_command(s: ModelSetting, output_path: str = "results/") -> str | None:
-    """The lmms-eval command line for a row (None when the row has no adapter or task)."""
+    """The lmms-eval command line for a row (None when the row has no adapter or task). No ``--include_path``:
+    lmms-eval finds this package's tasks by itself (:mod:`medhorizon_tasks.adapters.lmms_eval.startup`)."""
     if not s.runnable:
         return None
     args = f" --model_args {s.model_args}" if s.model_args else ""
-    return (f"lmms-eval --model {s.adapter}{args} --tasks {s.task} "
-            f"--include_path \"$(medhorizon-tasks task-path)\" --batch_size 1 --log_samples "
+    return (f"lmms-eval --model {s.adapter}{args} --tasks {s.task} --batch_size 1 --log_samples "
             f"--output_path {output_path}")
 
 
