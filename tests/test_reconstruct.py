@@ -91,9 +91,10 @@ def test_check_writes_nothing_and_says_where_each_video_is(world, linked):
     assert status == 1 and not rep["ok"]
     states = _states(rep)
     assert {vp for vp, s in states.items() if s == "found"} == set(GOOD) - {"multibypass/SBP07.mp4"} | {
-        "real_colon/001-002.mp4", "autolaparo/02.mp4", "us_study/02-lus.mp4"}
+        "real_colon/001-002.mp4", "autolaparo/02.mp4", "us_study/02-lus.mp4", "galar/005.mp4", "tmvp/002.mp4"}
     assert states["multibypass/SBP07.mp4"] == "archived"
-    assert states["real_colon/003-001.mp4"] == "missing"
+    assert {vp for vp, s in states.items() if s == "missing"} == {"real_colon/003-001.mp4", "grasp/CASE053.mp4",
+                                                                  "pitvqa/video_05.mp4"}
     missing = _by_path(rep)["real_colon/003-001.mp4"]
     assert "SSS-VVV_frames" in missing["reason"] and str(up["REAL-Colon"]) in missing["reason"]
     assert "figshare" in rep["sources"]["REAL-Colon"]["how_to_get"].lower()
@@ -117,6 +118,14 @@ def test_link_reports_each_case_for_what_it_is(world, linked):
     assert "fetch it again" in mismatch["reason"]
     corrupt = by["us_study/02-lus.mp4"]
     assert corrupt["state"] == "unusable" and "cannot be opened" in corrupt["reason"]
+    # the same three cases in the other layouts: a PNG frame folder, a JPEG frame folder, a video download
+    png = by["galar/005.mp4"]
+    assert png["state"] == "failed" and "frame_000011.PNG" in png["reason"] and "damaged" in png["reason"]
+    short = by["tmvp/002.mp4"]
+    assert short["state"] == "unusable" and "the file is 4.0 s long, the data says 8.0 s" in short["reason"]
+    assert "fetch it again" in short["reason"]
+    for vp, where in (("grasp/CASE053.mp4", "videos.tar.gz"), ("pitvqa/video_05.mp4", "PitVis videos")):
+        assert by[vp]["state"] == "missing" and where in by[vp]["reason"], vp
     assert "frames are looked up by time" in " ".join(by["pitvqa/video_02.mp4"]["notes"])
     assert by["multibypass/SBP07.mp4"]["action"] == "extract"
 
@@ -167,6 +176,28 @@ def test_the_evaluation_runs_on_the_linked_root(world, linked, tmp_path):
             number = round(t * rate)
             assert abs(float(frame.mean()) - F.level(number)) < 8, (item.source, t)
     assert seen == {s.name for s in SOURCES}
+
+
+@pytest.mark.e2e
+def test_lmms_eval_runs_on_the_linked_root(world, linked, tmp_path):
+    """The real lmms-eval CLI over the linked root: every item of every source gets its planned frames (the
+    upstream frames: each is one grey level) and none is a video error."""
+    from medhorizon_tasks.adapters.lmms_eval.runner import run_lmms_eval
+    from medhorizon_tasks.benchmarks.medhorizon import scoring
+
+    root, _ = linked
+    good = F.release(tmp_path, ("good", "more"))
+    seen = tmp_path / "seen.jsonl"
+    run = run_lmms_eval("medhorizon_needle", ["medhorizon_frames4"], tmp_path / "out", model_args=f"record_path={seen}",
+                        env={"MEDHORIZON_DATA": str(good), "MEDHORIZON_VIDEO_ROOT": str(root)})
+    items = load_release(good)
+    records = scoring.score_predictions(items, scoring.read_predictions(run.samples["medhorizon_frames4"],
+                                                                        [it.uid for it in items]))
+    assert len(records) == len(items) == 2 * len(F.GOOD + F.MORE)
+    assert all(r["status"] != "error" and r["error"] is None for r in records), [r["error"] for r in records]
+    received = [json.loads(x) for x in seen.read_text().splitlines()]
+    assert len(received) == len(items) and all(r["n_images"] == 4 for r in received)
+    assert run.results["results"]["medhorizon_frames4"]["accuracy,none"] == 0.0, "grey frames carry no answer"
 
 
 def test_a_rerun_resumes_without_redoing_anything(world, linked, monkeypatch):

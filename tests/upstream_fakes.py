@@ -95,6 +95,10 @@ BAD = {
     "real_colon/001-002.mp4": ("REAL-Colon", FPS, N, "corrupt frame"),    # one truncated JPEG
     "autolaparo/02.mp4": ("AutoLaparo", FPS, 30 * FPS, "mismatch"),       # the data say 30 s, the file is 4 s
     "us_study/02-lus.mp4": ("US-Study", FPS, N, "corrupt video"),         # not a video at all
+    "grasp/CASE053.mp4": ("GraSP", FPS, N, "missing"),                    # not in the download
+    "pitvqa/video_05.mp4": ("PitVQA", 25, 25 * 10, "missing"),            # no frame folder
+    "galar/005.mp4": ("Galar", FPS, N, "corrupt frame"),                  # one truncated PNG
+    "tmvp/002.mp4": ("TMVP", FPS, 2 * N, "mismatch"),                     # the data say 8 s, the frames 4 s
 }
 PITVQA_DROPPED = 4  # the blurred frame PitVQA left out
 
@@ -121,6 +125,8 @@ def upstream(tmp: Path) -> dict[str, Path]:
     (up["AutoLaparo"] / "Task1" / "labels").mkdir(parents=True, exist_ok=True)
     (up["AutoLaparo"] / "Task1" / "labels" / "label_01.txt").write_text("Frame\tPhase\n")
     write_frames(up["Galar"] / "003", {i: f"frame_{i:06d}.PNG" for i in range(N)}, "PNG")
+    bad_png = write_frames(up["Galar"] / "005", {i: f"frame_{i:06d}.PNG" for i in range(N)}, "PNG") / "frame_000011.PNG"
+    bad_png.write_bytes(bad_png.read_bytes()[:60])
     (up["Galar"] / "003.csv").write_text("frame,label\n")
     encode_video(up["GraSP"] / "videos" / "CASE041.mp4", N)
     encode_video(up["MultiBypass"] / "multibypass01" / "BernBypass70" / "videos" / "BBP01.mp4", N)
@@ -135,6 +141,7 @@ def upstream(tmp: Path) -> dict[str, Path]:
     damaged.write_bytes(damaged.read_bytes()[:200])
     (up["REAL-Colon"] / "video_info.csv").write_text("unique_video_name,fps,num_frames\n002-010,5,20\n")
     write_frames(up["TMVP"] / "frames" / "001", {i: f"{i + 1:05d}.jpg" for i in range(N)}, "JPEG")
+    write_frames(up["TMVP"] / "frames" / "002", {i: f"{i + 1:05d}.jpg" for i in range(N)}, "JPEG")
     encode_video(up["US-Study"] / "01-lus.mp4", N)
     (up["US-Study"] / "02-lus.mp4").write_bytes(b"this is not a video" * 100)
     return up

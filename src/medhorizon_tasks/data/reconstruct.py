@@ -713,7 +713,7 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
     index = scan_upstream(roots) if roots else UpstreamIndex()
     todo = [r for r in safe if reports[r.video_path].state != "ok"]
     placed: list[VideoRef] = []
-    manifest = _manifest(root) if write else {}
+    manifest = _manifest(root)  # read-only unless write: it also says where a failing file was placed from
     from tqdm import tqdm
 
     for ref in tqdm(todo, desc="videos: link" if write else "videos: look upstream", unit="video", leave=False,
@@ -740,6 +740,11 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
         if rep.state == "unusable":
             if _same_file(target, cand):
                 rep.reason += f" (the upstream copy {cand.path} itself is affected: fetch it again)"
+                continue
+            placed_from = manifest.get(ref.video_path)
+            if isinstance(placed_from, dict) and placed_from.get("from") == cand.describe():
+                rep.reason += (f" (placed earlier from {cand.describe()}: that copy itself is affected; fetch it "
+                               f"again, then rerun with --force)")
                 continue
             if not force:
                 rep.reason += f"; an upstream copy exists ({cand.describe()}): rerun with --force to replace the file"
