@@ -33,7 +33,8 @@ one value), and how often each gives the letter the simulated model meant.
 End to end: the release JSONL and 25 prediction files in the authors' format
 (``{"uid": ..., "prediction": "..."}``) are written to a temporary folder; then
 ``medhorizon-tasks score --benchmark medhorizon --data D --predictions P --json`` for each
-run and one ``medhorizon-tasks compare P1 ... P25 --data D --json`` are timed
+run and one ``medhorizon-tasks compare P1 ... P25 --data D --json`` are timed (``compare`` alone also
+gives every run's accuracy with its Wilson interval, so it is the one-command way to the same numbers)
 
 * in process: ``medhorizon_tasks.cli.main([...])`` 26 times in one fresh interpreter (import
   cost paid once, and reported), output captured;
@@ -508,6 +509,9 @@ def run(reps: int, subprocesses: bool, out=print) -> float:
         out(f"  in process:  {verdict(total_in)}")
         if subprocesses:
             out(f"  as commands: {verdict(total_cmd)}")
+            one = {kind: med(cmds, kind, "compare") for kind in ("wall", "cpu")}
+            out(f"  one command, compare of the {N_RUNS} files (each run's accuracy with its 95% Wilson interval "
+                f"+ every pair): {verdict(one)}")
         return total_in["wall"]
 
 

@@ -268,6 +268,10 @@ def test_pairwise_mcnemar_and_format():
     # diagonal cells sit in their own column
     row_weak = next(line for line in lines if line.startswith("(3) Weak"))
     assert row_weak.rstrip().endswith("10.0%")
+    # each run's interval, so one `compare` scores every run with its CI and tests every pair
+    assert res["n"] == n and res["ci95"]["Mid model"] == list(S.wilson_ci(20, n))
+    lo, hi = S.wilson_ci(36, n)
+    assert f"  (1) Strong     90.0% [{100 * lo:.1f}, {100 * hi:.1f}]" in lines
 
 
 def test_pairwise_equals_pair_by_pair_tests():

@@ -310,7 +310,8 @@ def pairwise_mcnemar(runs: Mapping[str, Mapping[str, bool]], *, alpha: float = 0
     "accuracy_a", "accuracy_b", "delta" (accuracy_a - accuracy_b, the
     paper's Delta Acc.), "n", "only_a", "only_b", "statistic", "exact",
     "pvalue" (raw), "pvalue_holm", "significant" (Holm-adjusted p <= alpha)}.
-    Returns {"runs": [names], "accuracy": {name: acc}, "pairs": [...], "alpha"}.
+    Returns {"runs": [names], "accuracy": {name: acc}, "ci95": {name: [lo, hi] (Wilson)}, "n": items,
+    "pairs": [...], "alpha"}.
     Each pair's numbers are those of :func:`mcnemar_test` on the two runs; the
     discordant counts of all pairs come from one matrix product.
     """
@@ -323,10 +324,12 @@ def pairwise_mcnemar(runs: Mapping[str, Mapping[str, bool]], *, alpha: float = 0
         for other in names[1:]:
             _check_same_uids(runs[ref], runs[other], repr(ref), repr(other))
         uids = sorted(runs[ref].keys(), key=str)
-    accuracy = {}
+    accuracy, ci95 = {}, {}
     for name in names:
         x = _as_bool_array(runs[name])
         accuracy[name] = float(x.mean()) if x.size else None
+        bounds = wilson_ci(int(x.sum()), int(x.size))  # 95%, whatever alpha the tests use
+        ci95[name] = list(bounds) if bounds else None
     # One row per run, the items in one order: only_a of (i, j) = #(row i correct and row j wrong).
     rows = np.array([[runs[name][u] for u in uids] for name in names], dtype=np.int64).reshape(len(names), len(uids))
     only = rows @ (1 - rows).T
@@ -344,7 +347,7 @@ def pairwise_mcnemar(runs: Mapping[str, Mapping[str, bool]], *, alpha: float = 0
     for pair, adj, rej in zip(pairs, adjusted, reject):
         pair["pvalue_holm"] = adj
         pair["significant"] = rej
-    return {"runs": names, "accuracy": accuracy, "pairs": pairs, "alpha": alpha}
+    return {"runs": names, "accuracy": accuracy, "ci95": ci95, "n": len(uids), "pairs": pairs, "alpha": alpha}
 
 
 def _fmt_p(p: float) -> str:
@@ -382,6 +385,16 @@ def format_pairwise(result: Mapping) -> str:
     lines.append("")
     lines.append(f"cells: McNemar p, Holm-corrected over {len(result['pairs'])} pair(s); "
                  f"* significant at alpha={alpha:g}; diagonal: accuracy")
+    ci95 = result.get("ci95") or {}
+    if any(ci95.get(name) for name in names):
+        lines.append("")
+        lines.append(f"accuracy [95% Wilson interval] over n = {result.get('n')} items:")
+        for label, name in zip(labels, names):
+            a, ci = acc.get(name), ci95.get(name)
+            shown = f"{100 * a:.1f}%" if a is not None else "n/a"
+            if ci:
+                shown += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+            lines.append(f"  {label.ljust(lw)}  {shown}")
     return "\n".join(lines)
 
 
