@@ -176,3 +176,38 @@ def test_frames_reach_the_model_with_their_timestamps(broken_release):
     assert [f.info["timestamp_s"] for f in frames] == list(plan.timestamps)
     assert frames.chronological and frames.error is None
     assert np.asarray(frames[0]).shape[2] == 3
+
+
+def test_a_sureon_rerun_from_its_journal_keeps_its_video_errors(tmp_path):
+    """Sureon (the issue's case: mu rose from 8.3% to 16.7% on a second run, clips whose file does not exist
+    counted as answered): the second run of the same journal replays every answer and scores exactly as the
+    first, the items of the missing clip still video errors."""
+    from medhorizon_tasks.benchmarks.sureon import scoring as sureon_scoring
+    from medhorizon_tasks.benchmarks.sureon.items import load_items
+    from medhorizon_tasks.data.synthetic_sureon import build_sureon_sample
+
+    sample = build_sureon_sample()
+    videos = tmp_path / "videos"
+    shutil.copytree(sample.video_root, videos)
+    items = load_items(sample.data_path)
+    gone = items[0].video_path
+    (videos / gone).unlink()
+    lost = {it.uid for it in items if it.video_path == gone}
+    env = {"SUREON_DATA": str(sample.data_path), "SUREON_VIDEO_ROOT": str(videos),
+           "MEDHORIZON_ALLOW_VIDEO_ERRORS": "1"}
+    journal = tmp_path / "needle.jsonl"
+    args = f"inner=medhorizon_needle,journal={journal}"
+
+    def records(run):
+        preds = sureon_scoring.read_predictions(run.samples["sureon_visual"], [it.uid for it in items])
+        return sureon_scoring.score_predictions(items, preds, mode="visual")
+
+    first = records(run_lmms_eval("medhorizon_resume", ["sureon_visual"], tmp_path / "a", env=env, model_args=args))
+    n = _journal_lines(journal)
+    second = records(run_lmms_eval("medhorizon_resume", ["sureon_visual"], tmp_path / "b", env=env, model_args=args))
+    assert second == first
+    assert _journal_lines(journal) == n == len(items), "the second run asked the model nothing"
+    assert {r["uid"] for r in second if r["status"] == "error"} == lost
+    report = sureon_scoring.report(second)
+    assert {e["uid"] for e in report["video_errors"]} == lost
+    assert report["mu"]["accuracy"] < 1.0, "the lost clip's items count wrong (the needle is exact elsewhere)"

@@ -80,6 +80,8 @@ def test_a_wrong_video_root_stops_the_run_with_the_fix(broken_release, tmp_path)
     err = proc.stdout + proc.stderr
     assert proc.returncode == 2
     assert "video root" in err and "does not exist" in err and "MEDHORIZON_VIDEO_ROOT" in err
+    assert "no_such_model_xyz" not in err.replace("--model no_such_model_xyz", ""), "stopped before the model"
+    assert not list(tmp_path.rglob("*_results.json"))
 
 
 @pytest.mark.parametrize("case", ["unset", "broken_path"])
