@@ -231,6 +231,24 @@ def test_every_way_a_vlmeval_run_can_fail_is_a_reason(tmp_path):
         launch.judge_vlmeval_run(work, ["m"], {"Theirs_empty": None}, time.time() + 10).reasons)
 
 
+def test_a_run_with_a_relative_work_dir_is_judged_on_its_files(tmp_path, monkeypatch):
+    """`--work-dir out/` (the README's examples): status.json names the predictions relative to the working
+    directory; the verdict finds the report and records beside them."""
+    import time
+
+    since = time.time() - 5
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MEDHORIZON_ALLOW_VIDEO_ERRORS", raising=False)
+    _status(Path("out"), "m", {"MedHorizon_Synthetic_cap64": {
+        "status": "done", "prediction_file": "out/m/m_MedHorizon_Synthetic_cap64.tsv", "metrics": {"accuracy": 1.0}}})
+    stem = Path("out/m/m_MedHorizon_Synthetic_cap64")
+    stem.with_name(stem.name + "_report.json").write_text(json.dumps({"overall": {"accuracy": 1.0, "missing": 0}}))
+    stem.with_name(stem.name + "_records.jsonl").write_text(json.dumps({"uid": "0", "error": None}) + "\n")
+    v = launch.judge_vlmeval_run(Path("out"), ["m"], {"MedHorizon_Synthetic_cap64": PRESETS[
+        "MedHorizon_Synthetic_cap64"]}, since)
+    assert v.ok, v.reasons
+
+
 def test_only_the_framework_shell_imports_vlmeval():
     """The launcher's checks, the protocols and the frame store load without VLMEvalKit (~30 s, ~1 GB), and
     nothing outside adapters/vlmeval imports it."""

@@ -240,7 +240,12 @@ def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, 
 
     root = Path(entry["_status_file"]).parent if entry else work_dir / model
     named = (entry or {}).get("prediction_file")
-    pred = root / (named if isinstance(named, str) and named else f"{model}_{dataset}.tsv")
+    if isinstance(named, str) and named:
+        # VLMEvalKit writes the path as it made it: relative to its working directory when --work-dir is
+        named = Path(named)
+        pred = named if named.is_absolute() or named.exists() else root / named.name
+    else:
+        pred = root / f"{model}_{dataset}.tsv"
     if not _fresh(report_path(pred), since):
         v.reasons.append(f"{model} x {dataset} produced no metrics (no report written by this run)")
         return
