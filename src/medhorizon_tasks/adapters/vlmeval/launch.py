@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import sys
 import time
@@ -221,8 +220,8 @@ def _entry(work_dir: Path, model: str, dataset: str, since: float) -> dict | Non
 def _json_object(path: Path) -> dict | None:
     """A JSON object a run wrote, or None when it is absent or damaged (the verdict then says what is missing)."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+        value = read_json(path)  # the package's one JSON reader: any bytes -> a value or a DataError
+    except DataError:
         return None
     return value if isinstance(value, dict) else None
 
