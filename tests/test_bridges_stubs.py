@@ -32,7 +32,7 @@ from bridge_stubs import (
 from medhorizon_tasks.adapters.lmms_eval import medhorizon as hooks
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_frames
 from medhorizon_tasks.benchmarks.medhorizon.release import Item
-from medhorizon_tasks.planned_frames import PlannedFrames
+from medhorizon_tasks.core.video.planned_frames import PlannedFrames
 
 TASK, SPLIT = "medhorizon_synthetic", "test"
 VISUAL = {"mode": "visual", "fps": 1, "cap": 64, "max_side": 448}

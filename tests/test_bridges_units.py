@@ -10,7 +10,7 @@ from PIL import Image
 
 from medhorizon_tasks.adapters.lmms_eval.bridges import frames as F
 from medhorizon_tasks.adapters.lmms_eval.bridges.manifest import BRIDGES, manifests
-from medhorizon_tasks.planned_frames import PlannedFrames
+from medhorizon_tasks.core.video.planned_frames import PlannedFrames
 
 
 def _frames(times, chronological=True, size=(128, 96)):

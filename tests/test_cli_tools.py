@@ -2,7 +2,7 @@
 
 import json
 
-from medhorizon_tasks.cli import main
+from medhorizon_tasks.commands.main import main
 
 
 def test_stats_on_the_synthetic_benchmark(synthetic, capsys):

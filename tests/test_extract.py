@@ -1,4 +1,4 @@
-"""Tests for medhorizon_tasks.extract (the single answer-extraction function)."""
+"""Tests for medhorizon_tasks.core.extract (the single answer-extraction function)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from medhorizon_tasks import extract as extract_module
-from medhorizon_tasks.extract import Extraction, extract_choice, letters_for
+from medhorizon_tasks.core import extract as extract_module
+from medhorizon_tasks.core.extract import Extraction, extract_choice, letters_for
 
 # MedHorizon-style phase options (4) and a 7-option set (A-G).
 O4 = ["Preparation", "Dissection", "Lymph node dissection", "Closure"]

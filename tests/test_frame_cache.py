@@ -9,10 +9,10 @@ import av
 import numpy as np
 import pytest
 
-import medhorizon_tasks.frame_cache as fc
-from medhorizon_tasks.frame_cache import FrameCache, cached_decode
-from medhorizon_tasks.sampling import FpsCap, FramePlan, plan_frames
-from medhorizon_tasks.video import decode_plan, index_video
+import medhorizon_tasks.core.video.frame_cache as fc
+from medhorizon_tasks.core.video.frame_cache import FrameCache, cached_decode
+from medhorizon_tasks.core.sampling import FpsCap, FramePlan, plan_frames
+from medhorizon_tasks.core.video.decode import decode_plan, index_video
 
 
 def _plan(indices, policy="test"):
@@ -185,7 +185,7 @@ def test_cached_decode_decodes_once_then_hits(tmp_path, clip, monkeypatch):
 
 
 def test_cached_decode_reports_a_missing_video_like_decode_plan(tmp_path):
-    from medhorizon_tasks.errors import VideoError
+    from medhorizon_tasks.core.errors import VideoError
 
     with pytest.raises(VideoError, match="item 4.*not found"):
         cached_decode(tmp_path / "gone.mp4", _plan([0]), uid="4", cache=FrameCache(tmp_path / "cache"))
@@ -207,7 +207,7 @@ def test_strict_cache_that_cannot_be_written_raises_naming_the_item(tmp_path, cl
     import errno
     import os
 
-    from medhorizon_tasks.errors import MedHorizonError
+    from medhorizon_tasks.core.errors import MedHorizonError
 
     cache = FrameCache(tmp_path / "cache", strict=True)
     real_write = os.write

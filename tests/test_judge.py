@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from medhorizon_tasks import judge as J
-from medhorizon_tasks.errors import DataError, MedHorizonError
+from medhorizon_tasks.core import judge as J
+from medhorizon_tasks.core.errors import DataError, MedHorizonError
 
 REFERENCE = "dissect Calot's triangle; clip the cystic duct; divide the cystic duct; remove the gallbladder"
 QUESTION = "Summarise, in order, the steps the surgeon performs to remove the gallbladder."

@@ -10,8 +10,8 @@ import re
 import numpy as np
 import pytest
 
-from medhorizon_tasks.cli import main
-from medhorizon_tasks.errors import DataError
+from medhorizon_tasks.commands.main import main
+from medhorizon_tasks.core.errors import DataError
 from medhorizon_tasks.leaderboard import build as B
 from medhorizon_tasks.leaderboard import data as D
 from medhorizon_tasks.leaderboard import submission as S

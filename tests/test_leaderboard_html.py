@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from medhorizon_tasks.cli import main
+from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.leaderboard import build as B
 from medhorizon_tasks.leaderboard import data as D
 from medhorizon_tasks.leaderboard import submission as S

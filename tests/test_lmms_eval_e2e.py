@@ -14,7 +14,7 @@ from medhorizon_tasks.adapters.lmms_eval.runner import run_lmms_eval
 from medhorizon_tasks.benchmarks.medhorizon import scoring
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_frames
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
-from medhorizon_tasks.probes import image_digest
+from medhorizon_tasks.data.synthetic.probes import image_digest
 
 pytestmark = pytest.mark.e2e
 
@@ -145,7 +145,7 @@ def test_a_broken_video_is_reported_and_the_rest_still_scored(synthetic, tmp_pat
 
 def test_missing_data_env_fails_loudly_in_the_files(tmp_path, monkeypatch):
     monkeypatch.delenv("MEDHORIZON_DATA", raising=False)
-    from medhorizon_tasks.errors import MedHorizonError
+    from medhorizon_tasks.core.errors import MedHorizonError
 
     with pytest.raises(MedHorizonError) as e:
         run_lmms_eval("medhorizon_random", ["medhorizon_text"], tmp_path / "lmms")

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from medhorizon_tasks.cli import main
+from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.runs import preflight as P
 
 
@@ -75,7 +75,7 @@ def test_results_are_cached_by_file_identity(synthetic, tmp_path, monkeypatch):
     cache_file = tmp_path / "c.json"
     P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file))
     calls = []
-    import medhorizon_tasks.video as video
+    import medhorizon_tasks.core.video.decode as video
 
     real = video.index_video
     monkeypatch.setattr(video, "index_video", lambda *a, **k: calls.append(a) or real(*a, **k))
@@ -100,12 +100,12 @@ def test_check_command_exit_codes_and_json(synthetic, tmp_path, capsys):
 @pytest.mark.parametrize("benchmark", ["sureon", "surghi"])
 def test_sureon_and_surghi_samples_pass(benchmark, tmp_path):
     if benchmark == "sureon":
-        from medhorizon_tasks.data.synthetic_sureon import build_sureon_sample
+        from medhorizon_tasks.data.synthetic.sureon import build_sureon_sample
 
         s = build_sureon_sample(tmp_path / "s")
         data, root = s.data_path, s.video_root
     else:
-        from medhorizon_tasks.data.synthetic_surghi import build_surghi_sample
+        from medhorizon_tasks.data.synthetic.surghi import build_surghi_sample
 
         s = build_surghi_sample(tmp_path / "s")
         data, root = s.annotations_path, s.video_root

@@ -20,15 +20,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from medhorizon_tasks import jsonl, plots
+from medhorizon_tasks import plots
+from medhorizon_tasks.core import jsonl
 from medhorizon_tasks.benchmarks.medhorizon import scoring as mh_scoring
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
 from medhorizon_tasks.benchmarks.sureon import scoring as sureon_scoring
 from medhorizon_tasks.benchmarks.sureon.items import load_items
 from medhorizon_tasks.benchmarks.surghi import scoring as surghi_scoring
 from medhorizon_tasks.benchmarks.surghi.frames import load_hierarchy_file, read_frame_rows, resolve_hierarchies
-from medhorizon_tasks.cli import main
-from medhorizon_tasks.errors import DataError, MedHorizonError
+from medhorizon_tasks.commands.main import main
+from medhorizon_tasks.core.errors import DataError, MedHorizonError
 from medhorizon_tasks.leaderboard import data as lb_data
 from medhorizon_tasks.leaderboard.submission import FORMAT, read_submission, validate_submission
 
@@ -515,7 +516,7 @@ def test_loads_json_never_raises_anything_but_data_error(value):
         text = render_json(value)
     except (ValueError, RecursionError):
         return
-    from medhorizon_tasks import safeio
+    from medhorizon_tasks.core import safeio
 
     try:
         safeio.loads_json(text, source="doc.json")
@@ -581,7 +582,7 @@ def test_write_jsonl_fails_cleanly_on_a_record_that_is_not_json(tmp_path):
 
 
 def test_atomic_write_creates_the_folder_and_keeps_the_umask(tmp_path):
-    from medhorizon_tasks import safeio
+    from medhorizon_tasks.core import safeio
 
     path = safeio.atomic_write_text(tmp_path / "new" / "x.txt", "hello")
     assert path.read_text() == "hello"
@@ -611,7 +612,7 @@ def test_score_records_on_a_full_disk_is_one_message(tmp_path, disk_full, capsys
 
 
 def test_diagnose_outputs_on_a_full_disk(tmp_path, disk_full):
-    from medhorizon_tasks import diagnose
+    from medhorizon_tasks.commands import diagnose
 
     rows = [{"diagnostic": "budgets", "label": "4 frames", "group": "uniform", "x": 4, "task": "t", "model": "m",
              "accuracy": 0.5, "fine_grained": 0.5, "semantic_reasoning": 0.5}]
@@ -627,7 +628,7 @@ def test_diagnose_outputs_on_a_full_disk(tmp_path, disk_full):
 
 
 def test_diagnose_png_on_a_full_disk(tmp_path, monkeypatch):
-    from medhorizon_tasks import diagnose
+    from medhorizon_tasks.commands import diagnose
 
     rows = [{"diagnostic": "budgets", "label": "4 frames", "group": "uniform", "x": 4, "task": "t", "model": "m",
              "accuracy": 0.5, "fine_grained": 0.5, "semantic_reasoning": 0.5}]
@@ -648,7 +649,7 @@ def test_diagnose_png_on_a_full_disk(tmp_path, monkeypatch):
 
 def test_stats_into_a_closed_pipe_exits_quietly(tmp_path):
     release = _write_jsonl(tmp_path / "release.jsonl", release_records())
-    proc = subprocess.Popen([sys.executable, "-m", "medhorizon_tasks.cli", "stats", "--json", "--data", str(release)],
+    proc = subprocess.Popen([sys.executable, "-m", "medhorizon_tasks.commands.main", "stats", "--json", "--data", str(release)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # the reader is gone before the first byte is written, like `| head -0`
     err = proc.stderr.read().decode()
@@ -662,7 +663,7 @@ def test_stats_through_head_exits_quietly(tmp_path):
     big = [{**recs[0], "key": f"v{v}", "video_path": f"v{v}.mp4", "dataset": f"source-{v:05d}-" + "x" * 60,
             "qa": [{**q, "uid": v * 2 + k} for k, q in enumerate(recs[0]["qa"])]} for v in range(2000)]
     release = _write_jsonl(tmp_path / "release.jsonl", big)
-    cmd = f"{sys.executable} -m medhorizon_tasks.cli stats --json --data {release} | head -1"
+    cmd = f"{sys.executable} -m medhorizon_tasks.commands.main stats --json --data {release} | head -1"
     r = subprocess.run(["bash", "-c", f"set -o pipefail; {cmd}"], capture_output=True, text=True)
     assert r.stdout == "{\n"
     assert "Traceback" not in r.stderr and r.stderr == ""

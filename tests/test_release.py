@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from medhorizon_tasks.benchmarks.medhorizon.release import Item, items_to_dataset, load_release
-from medhorizon_tasks.errors import DataError, VideoError
-from medhorizon_tasks.paths import resolve_video_path
+from medhorizon_tasks.core.errors import DataError, VideoError
+from medhorizon_tasks.core.paths import resolve_video_path
 
 
 def video(qa, **over):

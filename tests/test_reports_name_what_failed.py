@@ -8,7 +8,7 @@ from medhorizon_tasks.benchmarks.sureon import scoring as sureon
 from medhorizon_tasks.benchmarks.sureon.items import load_items
 from medhorizon_tasks.benchmarks.surghi.frames import FrameRow, resolve_hierarchies
 from medhorizon_tasks.benchmarks.surghi.scoring import Prediction, evaluate, format_report
-from medhorizon_tasks.cli import main
+from medhorizon_tasks.commands.main import main
 
 
 def _items(tmp_path, n=4):

@@ -12,7 +12,7 @@ import pytest
 
 from medhorizon_tasks.benchmarks.medhorizon import scoring
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
-from medhorizon_tasks.journal import Journal, request_key
+from medhorizon_tasks.core.journal import Journal, request_key
 
 
 def test_journal_round_trip_and_torn_last_line(tmp_path):
@@ -46,7 +46,7 @@ def test_a_replaced_response_is_the_one_read_back(tmp_path):
 
 
 def test_a_video_outcome_knows_when_its_file_changed(tmp_path):
-    from medhorizon_tasks.video_status import VideoOutcomes
+    from medhorizon_tasks.core.video.status import VideoOutcomes
 
     video, absent = tmp_path / "a.mp4", tmp_path / "b.mp4"
     video.write_bytes(b"first video" * 100)
@@ -81,7 +81,7 @@ def test_a_video_outcome_knows_when_its_file_changed(tmp_path):
     data[2 << 20] = 1
     broken.write_bytes(bytes(data))
     os.utime(broken, ns=(10**18, 10**18))
-    from medhorizon_tasks.frame_cache import file_identity
+    from medhorizon_tasks.core.video.frame_cache import file_identity
 
     assert file_identity(broken) == failed[0]["file"]["identity"], "the ends alone do not see the repair"
     assert not VideoOutcomes.unchanged(failed)
@@ -95,7 +95,7 @@ SWEEP = ["sweep", "--model", "medhorizon_needle", "--model_args", "delay_s=0.08"
 
 
 def _sweep(out, **kw):
-    return subprocess.Popen([sys.executable, "-m", "medhorizon_tasks.cli", *SWEEP, "--out", str(out)],
+    return subprocess.Popen([sys.executable, "-m", "medhorizon_tasks.commands.main", *SWEEP, "--out", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True, **kw)
 
 

@@ -28,7 +28,7 @@ from medhorizon_tasks.adapters.lmms_eval.runner import OFFLINE_ENV, lmms_eval_co
 from medhorizon_tasks.benchmarks.medhorizon import scoring
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, plan_for
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
-from medhorizon_tasks.video import index_video
+from medhorizon_tasks.core.video.decode import index_video
 
 pytestmark = pytest.mark.e2e
 
@@ -184,7 +184,7 @@ def test_a_sureon_rerun_from_its_journal_keeps_its_video_errors(tmp_path):
     first, the items of the missing clip still video errors."""
     from medhorizon_tasks.benchmarks.sureon import scoring as sureon_scoring
     from medhorizon_tasks.benchmarks.sureon.items import load_items
-    from medhorizon_tasks.data.synthetic_sureon import build_sureon_sample
+    from medhorizon_tasks.data.synthetic.sureon import build_sureon_sample
 
     sample = build_sureon_sample()
     videos = tmp_path / "videos"

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from medhorizon_tasks.sampling import FpsCap, Oracle, Uniform, VideoMeta, fps_candidates, plan_frames, uniform_subsample
+from medhorizon_tasks.core.sampling import FpsCap, Oracle, Uniform, VideoMeta, fps_candidates, plan_frames, uniform_subsample
 
 video_fps = st.sampled_from([1.0, 2.0, 5.0, 12.5, 23.976, 25.0, 29.97, 30.0, 50.0, 60.0])
 
@@ -139,7 +139,7 @@ def test_bad_cap_is_rejected(bad):
 
 
 def test_clip_frames_between_four_and_eight():
-    from medhorizon_tasks.sampling import Clip
+    from medhorizon_tasks.core.sampling import Clip
 
     meta = VideoMeta(25 * 600, 25.0)
     long_clip = plan_frames(meta, Clip(100.0, 160.0))

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from medhorizon_tasks.errors import VideoError
-from medhorizon_tasks.frame_change import change_signal, small_size
-from medhorizon_tasks.sampling import (
+from medhorizon_tasks.core.errors import VideoError
+from medhorizon_tasks.core.video.frame_change import change_signal, small_size
+from medhorizon_tasks.core.sampling import (
     PERTURBATION_KINDS,
     ChangeSignal,
     FpsCap,

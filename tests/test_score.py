@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from medhorizon_tasks.benchmarks.medhorizon import scoring
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
-from medhorizon_tasks.cli import main
-from medhorizon_tasks.errors import DataError
+from medhorizon_tasks.commands.main import main
+from medhorizon_tasks.core.errors import DataError
 
 TASKS = ["PR", "SD", "RL", "BPQ", "LLS", "Site", "Hist", "Size", "IR", "WR", "RSR", "CPR", "LA"]
 
@@ -233,7 +233,7 @@ def test_predictions_reader_fuzz_bytes(release, tmp_path, blob):
 
 
 def test_console_script_reports_errors_without_traceback(tmp_path):
-    exe = [sys.executable, "-m", "medhorizon_tasks.cli"]
+    exe = [sys.executable, "-m", "medhorizon_tasks.commands.main"]
     r = subprocess.run([*exe, "score", "--benchmark", "medhorizon", "--data", str(tmp_path / "none.jsonl"),
                         "--predictions", "x"], capture_output=True, text=True)
     assert r.returncode == 2 and "file not found" in r.stderr and "Traceback" not in r.stderr

@@ -6,7 +6,7 @@ import pytest
 
 from medhorizon_tasks.benchmarks.medhorizon import scoring
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
-from medhorizon_tasks.cli import main
+from medhorizon_tasks.commands.main import main
 
 
 def _samples_run(tmp_path, synthetic, kwargs):
@@ -74,7 +74,7 @@ def test_score_json_has_no_floating_point_dust(synthetic, tmp_path, capsys):
 def test_plural_counts_in_the_cache_report(tmp_path, capsys):
     assert main(["cache", "info", "--cache", str(tmp_path / "c")]) == 0
     assert "0 entries" in capsys.readouterr().out
-    from medhorizon_tasks.text import plural
+    from medhorizon_tasks.core.text import plural
 
     assert (plural(1, "entry"), plural(2, "entry"), plural(1, "video"), plural(3, "video")) == \
            ("1 entry", "2 entries", "1 video", "3 videos")
@@ -83,7 +83,7 @@ def test_plural_counts_in_the_cache_report(tmp_path, capsys):
 def test_demo_without_lmms_eval_names_the_extra_before_any_work(monkeypatch, capsys):
     import importlib.util
 
-    import medhorizon_tasks.demo as demo
+    import medhorizon_tasks.commands.demo as demo
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "lmms_eval" else real(name, *a))

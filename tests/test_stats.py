@@ -1,4 +1,4 @@
-"""Reference tests for ``medhorizon_tasks.stats``: each wrapper against a hand
+"""Reference tests for ``medhorizon_tasks.core.stats``: each wrapper against a hand
 computation and, where one exists, against the library called directly."""
 
 import itertools
@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
-from medhorizon_tasks import stats as S
+from medhorizon_tasks.core import stats as S
 
 Z975 = 1.959963984540054  # standard normal 97.5th percentile
 
@@ -66,7 +66,7 @@ def test_wilson_rejects_counts_that_are_not_a_proportion():
 def test_wilson_imports_no_statistics_library():
     # Scoring computes one Wilson interval per report; statsmodels (with pandas and scipy.stats)
     # would cost seconds per `score` process, numpy a few tenths.
-    code = ("import sys, medhorizon_tasks.stats as S; S.wilson_ci(3, 10); "
+    code = ("import sys, medhorizon_tasks.core.stats as S; S.wilson_ci(3, 10); "
             "print(sorted(m for m in ('statsmodels', 'scipy', 'pandas', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

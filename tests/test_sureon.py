@@ -7,9 +7,9 @@ import pytest
 
 from medhorizon_tasks.benchmarks.sureon import items as I
 from medhorizon_tasks.benchmarks.sureon import scoring as S
-from medhorizon_tasks.errors import DataError
-from medhorizon_tasks.judge import Verdict
-from medhorizon_tasks.stats import accuracy_summary, wilson_ci
+from medhorizon_tasks.core.errors import DataError
+from medhorizon_tasks.core.judge import Verdict
+from medhorizon_tasks.core.stats import accuracy_summary, wilson_ci
 
 NR = 2000  # bootstrap resamples in tests
 

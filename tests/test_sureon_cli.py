@@ -2,7 +2,7 @@
 
 import json
 
-from medhorizon_tasks.cli import main
+from medhorizon_tasks.commands.main import main
 
 OPTS = ["Grasper", "Hook", "Clipper", "Scissors", "Irrigator", "Bipolar", "Stapler"]
 ITEMS = [

@@ -17,7 +17,7 @@ from medhorizon_tasks.benchmarks.surghi import (
     overall,
     video_metrics,
 )
-from medhorizon_tasks.errors import DataError
+from medhorizon_tasks.core.errors import DataError
 
 KEYS = {*METRIC_KEYS, "n_videos", "n_invalid"}
 

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from medhorizon_tasks.adapters.lmms_eval.runner import run_lmms_eval
-from medhorizon_tasks.cli import main
-from medhorizon_tasks.data.synthetic_surghi import build_surghi_sample
+from medhorizon_tasks.commands.main import main
+from medhorizon_tasks.data.synthetic.surghi import build_surghi_sample
 
 pytestmark = pytest.mark.e2e
 

@@ -15,9 +15,9 @@ import pytest
 
 from medhorizon_tasks.benchmarks.surghi import upstream as U
 from medhorizon_tasks.benchmarks.surghi.frames import read_frame_rows
-from medhorizon_tasks.cli import main
-from medhorizon_tasks.cli import main as run
-from medhorizon_tasks.errors import DataError
+from medhorizon_tasks.commands.main import main
+from medhorizon_tasks.commands.main import main as run
+from medhorizon_tasks.core.errors import DataError
 
 
 def _iv(start_s, end_s, label_id, name=""):

@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from medhorizon_tasks.data import synthetic as S
-from medhorizon_tasks.data.visual_code import (
+from medhorizon_tasks.data.synthetic import medhorizon as S
+from medhorizon_tasks.data.synthetic.visual_code import (
     BackgroundGenerator,
     background_frame,
     decode_code,
     encode_code,
 )
-from medhorizon_tasks.errors import DataError
+from medhorizon_tasks.core.errors import DataError
 
 TASKS = {
     "PR",
@@ -497,7 +497,7 @@ def test_rebuild_refuses_when_a_file_sits_inside_the_build(tmp_path, tiny_layout
 
 
 def test_real_nested_sample_survives_a_forced_rebuild(tmp_path, tiny_layout, monkeypatch):
-    from medhorizon_tasks.data import synthetic_sureon as SS
+    from medhorizon_tasks.data.synthetic import sureon as SS
 
     real_plan = SS.plan_sample
     monkeypatch.setattr(SS, "plan_sample", lambda seed=0: real_plan(seed)[:2])
@@ -586,8 +586,8 @@ def test_build_without_files_list_is_still_replaced(tmp_path, tiny_layout):
 def test_the_benchmark_builds_beside_samples_built_first(tmp_path):
     """The Sureon and SurgHiBench samples live inside the benchmark's folder by default; a user who runs
     a sample task first must still be able to build the benchmark there (it used to refuse)."""
-    from medhorizon_tasks.data.synthetic_sureon import build_sureon_sample
-    from medhorizon_tasks.data.synthetic_surghi import build_surghi_sample
+    from medhorizon_tasks.data.synthetic.sureon import build_sureon_sample
+    from medhorizon_tasks.data.synthetic.surghi import build_surghi_sample
 
     root = tmp_path / "v2"
     sureon = build_sureon_sample(root / "sureon_v1")

@@ -30,7 +30,7 @@ def _lmms_eval(args, env, timeout=600):
 
 
 def _launcher(args, env, timeout=900):
-    return subprocess.run([sys.executable, "-m", "medhorizon_tasks.cli", "run", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "medhorizon_tasks.commands.main", "run", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

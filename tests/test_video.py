@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import videos_for_tests as V
-from medhorizon_tasks import video
-from medhorizon_tasks.errors import VideoError
-from medhorizon_tasks.sampling import FpsCap, FramePlan, Uniform, VideoMeta, plan_frames
-from medhorizon_tasks.video import VideoIndex, decode_plan, index_video, output_size
+from medhorizon_tasks.core.video import decode as video
+from medhorizon_tasks.core.errors import VideoError
+from medhorizon_tasks.core.sampling import FpsCap, FramePlan, Uniform, VideoMeta, plan_frames
+from medhorizon_tasks.core.video.decode import VideoIndex, decode_plan, index_video, output_size
 
 
 def _write(path, n, fps=25, size=(64, 48), gop=12, bframes=2, codec="libx264"):
@@ -206,8 +206,8 @@ def test_index_is_compact(clip):
 
 
 def _load_benchmark(monkeypatch):
-    """benchmarks/decode.py as a module (it is a script, not part of the package)."""
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "decode.py"
+    """perf/decode_speed.py as a module (it is a script, not part of the package)."""
+    path = Path(__file__).resolve().parents[1] / "perf" / "decode_speed.py"
     spec = importlib.util.spec_from_file_location("bench_decode", path)
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, module)  # dataclasses look their module up there
@@ -216,7 +216,7 @@ def _load_benchmark(monkeypatch):
 
 
 def test_benchmark_script_runs_end_to_end_on_a_tiny_video(tmp_path, monkeypatch):
-    """Keeps benchmarks/decode.py from rotting: every step on a few seconds of 64x48 video."""
+    """Keeps perf/decode_speed.py from rotting: every step on a few seconds of 64x48 video."""
     bench = _load_benchmark(monkeypatch)
     assert not bench.missing_reader("lmms"), "lmms-eval is part of the test environment (the lmms extra)"
     setup = bench.Setup(seconds=8, width=64, height=48, gop=25, caps=(6,), headline_cap=6, runs=1,

@@ -21,8 +21,8 @@ from medhorizon_tasks.adapters.vlmeval.protocols import protocol_for
 from medhorizon_tasks.adapters.vlmeval.stamp import reusable_files, stale_problems, stamp_path
 from medhorizon_tasks.benchmarks.medhorizon import scoring as medhorizon_scoring
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting
-from medhorizon_tasks.errors import VideoError
-from medhorizon_tasks.sampling import FramePlan
+from medhorizon_tasks.core.errors import VideoError
+from medhorizon_tasks.core.sampling import FramePlan
 
 # ------------------------------------------------------------------ presets = the lmms-eval tasks' settings
 
@@ -181,7 +181,7 @@ def test_the_launcher_refuses_before_loading_vlmeval(synthetic, tmp_path, capsys
     work = tmp_path / "work"
     (work / "m").mkdir(parents=True)
     (work / "m" / "m_MedHorizon_Synthetic_text.tsv").write_text("index\tprediction\n0\tA\n")
-    from medhorizon_tasks.cli import main  # the user's command: everything after `vlmeval` is VLMEvalKit's
+    from medhorizon_tasks.commands.main import main  # the user's command: everything after `vlmeval` is VLMEvalKit's
 
     assert main(["vlmeval", "--model", "m", "--data", "MedHorizon_Synthetic_text", "--work-dir", str(work)]) == 2
     err = capsys.readouterr().err
@@ -345,7 +345,7 @@ def test_sureon_and_surghi_prompts_and_records_equal_the_lmms_eval_hooks(synthet
 
 
 def test_sureon_summaries_are_judged_only_when_a_judge_is_asked_for(synthetic, tmp_path):
-    from medhorizon_tasks.judge import Verdict
+    from medhorizon_tasks.core.judge import Verdict
 
     proto = protocol_for(PRESETS["Sureon_Synthetic_visual"])
     pred = tmp_path / "m_Sureon_Synthetic_visual.tsv"

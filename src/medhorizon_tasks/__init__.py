@@ -1,9 +1,12 @@
 """medhorizon-tasks: long medical-video evaluation protocols (MedHorizon, Sureon,
 SurgHiBench) for lmms-eval and VLMEvalKit.
 
-Layers (dependencies point one way): ``adapters`` -> ``benchmarks`` -> core
-(``errors``, ``jsonl``, ``paths``, ``sampling``, ``video``, ``extract``,
-``stats``). Nothing outside ``adapters`` imports a framework.
+Layers (dependencies point one way): ``commands`` -> ``adapters`` / ``runs`` ->
+``benchmarks`` -> ``core``; ``data``, ``leaderboard`` and ``plots`` sit beside the
+adapters. Nothing outside ``adapters`` imports a framework, and nothing in ``core``
+imports anything above it.
 """
 
-__version__ = "0.1.0"
+from .core.version import __version__
+
+__all__ = ["__version__"]

@@ -14,7 +14,7 @@ Decisions (the README and the dataset card say the same):
 * **Links, not copies.** A video file is hard-linked into the root, or linked
   by a relative symlink when the download already lies inside the root.
   A symlink leaving the root would be refused by every run
-  (:func:`medhorizon_tasks.paths.resolve_video_path`: no pointer may lead out
+  (:func:`medhorizon_tasks.core.paths.resolve_video_path`: no pointer may lead out
   of the video root), so it is never made. Across filesystems a hard link is
   impossible: the user is told to move the download under the root or pass
   ``copy=True`` (``--copy``). A video inside a zip part is extracted only with
@@ -66,11 +66,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Callable
 
-from ..errors import DataError, MedHorizonError, VideoError
-from ..paths import resolve_video_path
+from ..core.errors import DataError, MedHorizonError, VideoError
+from ..core.paths import resolve_video_path
 from ..runs.preflight import VideoCheckCache, VideoRef, check_videos, video_refs
-from ..safeio import atomic_write_json, read_bytes, read_json, read_text, sha256_file
-from ..text import plural
+from ..core.safeio import atomic_write_json, read_bytes, read_json, read_text, sha256_file
+from ..core.text import plural
 from .sources import SOURCES, Layout, UpstreamSource, source_for_path, source_named, target_id
 
 __all__ = ["MODES", "MANIFEST", "Candidate", "UpstreamIndex", "scan_upstream", "frames_of", "assemble_frames",
@@ -629,8 +629,8 @@ def _check(root: Path, refs: list[VideoRef], reports: dict[str, VideoReport], in
 
 def _decode_error(path: Path, num_frames: int | None) -> str | None:
     """None when the first, middle and last frames decode; else why not."""
-    from ..sampling import FramePlan
-    from ..video import decode_plan
+    from ..core.sampling import FramePlan
+    from ..core.video.decode import decode_plan
 
     n = num_frames or 1
     wanted = sorted({0, n // 2, n - 1})

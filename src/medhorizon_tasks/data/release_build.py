@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from ..benchmarks.sureon import items as sureon_items
-from ..errors import DataError, MedHorizonError
-from ..safeio import ByPath, atomic_write_files, iter_jsonl, read_json, read_text, sha256_file
+from ..core.errors import DataError, MedHorizonError
+from ..core.safeio import ByPath, atomic_write_files, iter_jsonl, read_json, read_text, sha256_file
 
 __all__ = ["BENCHMARK_FILES", "CONFIG_PATHS", "card_template",
            "render_card", "split_card", "build_dataset", "BuildResult", "upload_plan", "push", "format_plan",

@@ -64,9 +64,9 @@ from urllib.parse import quote, urlsplit
 
 import numpy as np
 
-from ..errors import DataError
-from ..safeio import atomic_write_files
-from ..stats import accuracy_summary, holm_adjust, mcnemar_test
+from ..core.errors import DataError
+from ..core.safeio import atomic_write_files
+from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test
 from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from .submission import Submission, input_protocol_text, read_submission, validate_submission
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
+from ..core.errors import DataError
 
 __all__ = ["BENCHMARKS", "BENCHMARK_NAMES", "BenchmarkData", "load_benchmark_data", "data_version",
            "canonical_content", "hash_content", "show_id", "HASH_SCHEME"]

@@ -32,7 +32,7 @@ Predictions, exactly one per item of the data:
   Optional ``"error"`` and ``"output"`` (the raw text, kept for reference).
 
 Validation (:func:`validate_submission`) reports every problem at once in a
-:class:`~medhorizon_tasks.errors.DataError`: bad shape, a missing or bad
+:class:`~medhorizon_tasks.core.errors.DataError`: bad shape, a missing or bad
 metadata field, an unknown benchmark, a data version other than the data's
 (expected vs got), duplicate ids (named), ids of the data without a
 prediction (count and the first few) and ids that are not in the data.
@@ -50,8 +50,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
-from ..safeio import atomic_write_text, read_json
+from ..core.errors import DataError
+from ..core.safeio import atomic_write_text, read_json
 from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, show_id
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Submission", "read_submission", "check_submission",

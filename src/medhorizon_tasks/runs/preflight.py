@@ -8,7 +8,7 @@ hours of GPU time for a number that means nothing. So before any model call:
 2. the video root exists;
 3. every referenced video is present, inside the root, indexable (its packet
    index is read, no frame decoded) and agrees with the data
-   (:mod:`medhorizon_tasks.video_metadata`: duration, or the latest time the
+   (:mod:`medhorizon_tasks.core.video.metadata`: duration, or the latest time the
    data refer to) -- in parallel, with a progress bar, each result cached by
    file identity (path, size, modification time) so a second run is instant.
 
@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import DataError, MedHorizonError, VideoError
+from ..core.errors import DataError, MedHorizonError, VideoError
 
 __all__ = ["ALLOW_VIDEO_ERRORS_ENV", "Source", "SOURCES", "VideoRef", "VideoProblem", "PreflightReport",
            "video_refs", "check_videos", "preflight", "allow_video_errors", "VideoCheckCache", "stop_unless_ready",
@@ -201,7 +201,7 @@ class VideoCheckCache:
 
     def _load(self) -> dict[str, dict]:
         if self._entries is None:
-            from ..safeio import read_json
+            from ..core.safeio import read_json
 
             try:
                 value = read_json(self.path) if self.path.exists() else {}
@@ -221,7 +221,7 @@ class VideoCheckCache:
             self._dirty = True
 
     def save(self) -> None:
-        from ..safeio import atomic_write_json
+        from ..core.safeio import atomic_write_json
 
         with self._lock:
             if not self._dirty:
@@ -236,8 +236,8 @@ class VideoCheckCache:
 
 def _measure(path: Path, cache: VideoCheckCache | None) -> dict:
     """``{"duration_s", "num_frames"}`` or ``{"error"}`` for a file, through the cache."""
-    from ..video import index_video
-    from ..video_metadata import file_duration
+    from ..core.video.decode import index_video
+    from ..core.video.metadata import file_duration
 
     key = VideoCheckCache.identity(path) if cache is not None else None
     if key is not None:
@@ -255,8 +255,8 @@ def _measure(path: Path, cache: VideoCheckCache | None) -> dict:
 
 
 def _check_one(root: Path, ref: VideoRef, cache: VideoCheckCache | None) -> VideoProblem | None:
-    from ..paths import resolve_video_path
-    from ..video_metadata import duration_tolerance
+    from ..core.paths import resolve_video_path
+    from ..core.video.metadata import duration_tolerance
 
     try:
         path = resolve_video_path(root, ref.video_path)

@@ -28,9 +28,9 @@ from loguru import logger
 from ...benchmarks.medhorizon import scoring
 from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, decode_frames, prepare
 from ...benchmarks.medhorizon.release import DATA_ENV, Item, items_to_dataset, load_release
-from ...errors import MedHorizonError, VideoError
-from ...paths import VIDEO_ROOT_ENV, default_video_root
-from ...video_status import outcome_key
+from ...core.errors import MedHorizonError, VideoError
+from ...core.paths import VIDEO_ROOT_ENV, default_video_root
+from ...core.video.status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
 
@@ -52,7 +52,7 @@ def process_docs_release(dataset):
 
 def process_docs_synthetic(dataset):
     """Replace the placeholder dataset with the embedded synthetic benchmark (generated once, cached)."""
-    from ...data.synthetic import build_synthetic
+    from ...data.synthetic.medhorizon import build_synthetic
 
     bench = build_synthetic(progress=False)
     return _with_root(load_release(bench.data_path), bench.video_root)

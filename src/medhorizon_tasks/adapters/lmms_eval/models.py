@@ -1,7 +1,7 @@
 """The pipeline probe models, registered through lmms-eval's ``lmms_eval.models`` entry point.
 
 ``--model medhorizon_random`` and ``--model medhorizon_needle``; their logic is
-in :mod:`medhorizon_tasks.probes`. Model args: ``seed`` (int, default 0),
+in :mod:`medhorizon_tasks.data.synthetic.probes`. Model args: ``seed`` (int, default 0),
 ``record_path`` (optional JSONL file; each request appends what the model
 received: task, doc id, number of images and the SHA-256 of each image's
 pixels — the test that the model sees exactly the planned frames reads it) and
@@ -19,8 +19,8 @@ from lmms_eval.api.model import lmms
 from lmms_eval.models.registry_v2 import ModelManifest
 from tqdm import tqdm
 
-from ... import probes
-from ...probes import image_digest
+from ...data.synthetic import probes
+from ...data.synthetic.probes import image_digest
 
 
 def manifests() -> list[ModelManifest]:

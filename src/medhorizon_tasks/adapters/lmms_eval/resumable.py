@@ -6,7 +6,7 @@
 Every key other than ``inner``, ``journal`` and ``chunk`` goes to the inner
 model. Requests are sent to the inner model ``chunk`` at a time (default 1)
 and each response is journaled (fsync'ed JSON line, see
-:mod:`medhorizon_tasks.journal`) before the next chunk; a rerun with the same
+:mod:`medhorizon_tasks.core.journal`) before the next chunk; a rerun with the same
 journal skips every journaled request. lmms-eval's own ``--use_cache`` hands a
 model all requests at once and records them only when it returns, so a run
 killed in the middle would start over.
@@ -15,7 +15,7 @@ What is journaled with each response, so that a resumed run scores exactly as
 an uninterrupted one:
 
 * the video outcomes recorded while the response was produced (frames
-  decoded, or the video error: :mod:`medhorizon_tasks.video_status`) and the
+  decoded, or the video error: :mod:`medhorizon_tasks.core.video.status`) and the
   identity of each video file; a replayed response puts them back, because
   ``doc_to_visual`` is not called for it, and a response whose video has
   changed since (replaced, repaired, or put in place where it was missing)
@@ -38,8 +38,8 @@ from lmms_eval.api.model import lmms
 from lmms_eval.models import get_model
 from loguru import logger
 
-from ...journal import Journal, request_key, run_identity
-from ...video_status import OUTCOMES
+from ...core.journal import Journal, request_key, run_identity
+from ...core.video.status import OUTCOMES
 
 
 def _task_fingerprint(request) -> str:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import MedHorizonError
+from ...core.errors import MedHorizonError
 from ...runs.launch import EXIT_REFUSED, Verdict, last_error, run_logged
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",

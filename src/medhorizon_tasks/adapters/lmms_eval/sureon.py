@@ -16,9 +16,9 @@ from pathlib import Path
 from ...benchmarks.sureon import scoring
 from ...benchmarks.sureon.items import load_items, parse_item, parse_uid
 from ...benchmarks.sureon.protocol import build_prompt, decode_frames, prepare, setting_key
-from ...errors import MedHorizonError, VideoError
-from ...safeio import iter_jsonl
-from ...video_status import outcome_key
+from ...core.errors import MedHorizonError, VideoError
+from ...core.safeio import iter_jsonl
+from ...core.video.status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
 DATA_ENV, VIDEO_ROOT_ENV = "SUREON_DATA", "SUREON_VIDEO_ROOT"
@@ -44,7 +44,7 @@ def process_docs_data(dataset):
 
 
 def process_docs_synthetic(dataset):
-    from ...data.synthetic_sureon import build_sureon_sample
+    from ...data.synthetic.sureon import build_sureon_sample
 
     sample = build_sureon_sample()
     return _dataset(sample.data_path, sample.video_root)

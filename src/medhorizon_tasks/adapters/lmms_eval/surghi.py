@@ -30,8 +30,8 @@ from ...benchmarks.surghi.frames import (
     resolve_hierarchies,
 )
 from ...benchmarks.surghi.scoring import frame_record, records_report
-from ...errors import MedHorizonError, VideoError
-from ...video_status import outcome_key
+from ...core.errors import MedHorizonError, VideoError
+from ...core.video.status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
 DATA_ENV, VIDEO_ROOT_ENV = "SURGHI_DATA", "SURGHI_VIDEO_ROOT"
@@ -64,7 +64,7 @@ def process_docs_data(dataset):
 
 
 def process_docs_synthetic(dataset):
-    from ...data.synthetic_surghi import build_surghi_sample
+    from ...data.synthetic.surghi import build_surghi_sample
 
     sample = build_surghi_sample()
     return _dataset(sample.annotations_path, sample.hierarchy_path, sample.video_root)

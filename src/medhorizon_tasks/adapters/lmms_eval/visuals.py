@@ -1,7 +1,7 @@
 """What every task's ``doc_to_visual`` and ``process_results`` do about frames and video errors, in one place.
 
 ``doc_to_visual`` decodes the planned frames and records the outcome (frames, or
-the video error) in :data:`medhorizon_tasks.video_status.OUTCOMES` under the
+the video error) in :data:`medhorizon_tasks.core.video.status.OUTCOMES` under the
 item's key for the task's whole frame setting; ``process_results`` reads it
 back with :func:`video_error`, so an item whose video failed is scored as a
 video error in exactly the tasks whose plan failed.
@@ -16,11 +16,11 @@ from typing import Callable
 import numpy as np
 from loguru import logger
 
-from ...errors import MedHorizonError, VideoError
-from ...paths import resolve_video_path
-from ...planned_frames import PlannedFrames
-from ...sampling import FramePlan
-from ...video_status import OUTCOMES, UNKNOWN
+from ...core.errors import MedHorizonError, VideoError
+from ...core.paths import resolve_video_path
+from ...core.video.planned_frames import PlannedFrames
+from ...core.sampling import FramePlan
+from ...core.video.status import OUTCOMES, UNKNOWN
 
 
 def task_kwargs() -> dict:

@@ -36,9 +36,9 @@ import pandas as pd
 from vlmeval.dataset.video_base import VideoBaseDataset
 from vlmeval.smp import LMUDataRoot
 
-from ...errors import MedHorizonError
-from ...safeio import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
-from ...text import report_json
+from ...core.errors import MedHorizonError
+from ...core.safeio import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
+from ...core.text import report_json
 from .frames import FrameStore, OutcomeLog, outcome_log_path
 from .outputs import read_predictions, records_path, report_path
 from .presets import PRESETS, presets_of

@@ -7,7 +7,7 @@ models as PIL images -- into a :class:`FrameStore`:
 
     <root>/<key[:2]>/<key>/frame-00000.png ...  and  frames.json (written last)
 
-``key`` is :meth:`medhorizon_tasks.frame_cache.FrameCache.key`: the video file's
+``key`` is :meth:`medhorizon_tasks.core.video.frame_cache.FrameCache.key`: the video file's
 content identity (its size and a hash of its first and last MiB), the plan's
 frame indices and the frame size. Everything that decides which pixels a model
 sees is in the key -- the frame setting only through the plan it produces, so
@@ -45,9 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...frame_cache import FrameCache
-from ...safeio import append_jsonl, atomic_write_json
-from ...sampling import FramePlan
+from ...core.video.frame_cache import FrameCache
+from ...core.safeio import append_jsonl, atomic_write_json
+from ...core.sampling import FramePlan
 
 __all__ = ["FRAMES_ENV", "FrameStore", "OutcomeLog", "outcome_log_path"]
 
@@ -132,7 +132,7 @@ def outcome_log_path(prediction_file: str | os.PathLike) -> Path:
 class OutcomeLog:
     """``uid -> video error (None: the model was given the frames)`` for one prediction file.
 
-    Lines are appended (:func:`~medhorizon_tasks.safeio.append_jsonl`: one write on
+    Lines are appended (:func:`~medhorizon_tasks.core.safeio.append_jsonl`: one write on
     an ``O_APPEND`` descriptor, synced), so ranks writing at once do not
     interleave; the last line of a uid wins (a resumed run that builds a prompt
     again also asks the model again)."""

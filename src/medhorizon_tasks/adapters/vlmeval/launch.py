@@ -32,10 +32,10 @@ import sys
 import time
 from pathlib import Path
 
-from ...errors import DataError, MedHorizonError
-from ...jsonl import iter_jsonl
+from ...core.errors import DataError, MedHorizonError
+from ...core.jsonl import iter_jsonl
 from ...runs.launch import EXIT_REFUSED, Verdict, last_error
-from ...safeio import read_json
+from ...core.safeio import read_json
 from .presets import PRESETS, Preset
 
 __all__ = ["run_cli", "judge_vlmeval_run", "HELP"]

@@ -1,6 +1,6 @@
 """The pipeline probe models as VLMEvalKit models: ``--model medhorizon_random`` / ``--model medhorizon_needle``.
 
-Their logic is :mod:`medhorizon_tasks.probes`, the same functions the lmms-eval
+Their logic is :mod:`medhorizon_tasks.data.synthetic.probes`, the same functions the lmms-eval
 probes call, so both frameworks' probes answer identically for the same prompt
 and pixels. The needle probe reads the frames from the image files it is given,
 in the order given. Options (``--config`` model entries, class
@@ -18,8 +18,8 @@ import os
 import numpy as np
 from vlmeval.vlm.base import BaseModel
 
-from ... import probes
-from ...probes import image_digest
+from ...data.synthetic import probes
+from ...data.synthetic.probes import image_digest
 
 __all__ = ["RandomProbe", "NeedleProbe", "MODELS"]
 

@@ -14,8 +14,8 @@ import io
 import os
 from pathlib import Path
 
-from ...errors import DataError, MedHorizonError
-from ...safeio import read_text
+from ...core.errors import DataError, MedHorizonError
+from ...core.safeio import read_text
 
 __all__ = ["read_predictions", "records_path", "report_path"]
 

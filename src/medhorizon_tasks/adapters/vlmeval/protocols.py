@@ -37,7 +37,7 @@ from ...benchmarks.surghi import protocol as surghi_protocol
 from ...benchmarks.surghi.frames import load_hierarchy_file, read_frame_rows, resolve_hierarchies
 from ...benchmarks.surghi.scoring import frame_record as surghi_record
 from ...benchmarks.surghi.scoring import records_report as surghi_report
-from ...errors import VideoError
+from ...core.errors import VideoError
 from .frames import FrameStore
 from .outputs import records_path
 from .presets import Preset
@@ -182,13 +182,13 @@ class SureonProtocol(Protocol):
         return sureon_record(item, raw, self.mode, error, judge=judge if item.kind == "sm" else None)
 
     def judge(self, judge_kwargs, prediction_file):
-        """The package's strict judge (:mod:`medhorizon_tasks.judge`) for the SM summaries when ``--judge <model>``
+        """The package's strict judge (:mod:`medhorizon_tasks.core.judge`) for the SM summaries when ``--judge <model>``
         names the model an OpenAI-compatible server serves (``--judge-base-url`` / ``--judge-key``, else
         ``MEDHORIZON_JUDGE_BASE_URL`` / ``MEDHORIZON_JUDGE_API_KEY``); verdicts cached beside the predictions."""
         model = judge_kwargs.get("model")
         if not model or model == "exact_matching":
             return None
-        from ...judge import Judge, JudgeConfig
+        from ...core.judge import Judge, JudgeConfig
 
         config = JudgeConfig.from_env(model=model, base_url=judge_kwargs.get("api_base"),
                                       api_key=judge_kwargs.get("key"))
@@ -208,7 +208,7 @@ class SureonProtocol(Protocol):
         path = records_path(blind_file)
         if not path.exists():
             return None
-        from ...jsonl import iter_jsonl
+        from ...core.jsonl import iter_jsonl
 
         blind = [rec for _, rec in iter_jsonl(path)]
         scored = lambda recs: {str(r["uid"]) for r in recs if r.get("kind") != "sm"}  # noqa: E731

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...benchmarks.surghi.frames import hierarchy_file_for
-from ...errors import MedHorizonError
+from ...core.errors import MedHorizonError
 from ...runs.preflight import SOURCES, default_root
 from .presets import Preset
 
@@ -33,16 +33,16 @@ def locate(preset: Preset) -> DataSource:
     """The data and video root of ``preset`` (building a synthetic set when it is one)."""
     if preset.synthetic:
         if preset.benchmark == "medhorizon":
-            from ...data.synthetic import build_synthetic
+            from ...data.synthetic.medhorizon import build_synthetic
 
             bench = build_synthetic(progress=False)
             return DataSource(bench.data_path, bench.video_root)
         if preset.benchmark == "sureon":
-            from ...data.synthetic_sureon import build_sureon_sample
+            from ...data.synthetic.sureon import build_sureon_sample
 
             sample = build_sureon_sample()
             return DataSource(sample.data_path, sample.video_root)
-        from ...data.synthetic_surghi import build_surghi_sample
+        from ...data.synthetic.surghi import build_surghi_sample
 
         sg = build_surghi_sample()
         return DataSource(sg.annotations_path, sg.video_root, sg.hierarchy_path)

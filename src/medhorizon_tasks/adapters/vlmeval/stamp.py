@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 
 from ... import __version__
-from ...safeio import atomic_write_json
+from ...core.safeio import atomic_write_json
 from .presets import Preset
 from .sources import data_version_of
 

@@ -2,12 +2,12 @@
 
 Modes (paper sections 4.1 and 4.3, appendix 8):
 
-- ``visual``: frames admitted by the 1 FPS + cap rule (:class:`~medhorizon_tasks.sampling.FpsCap`)
+- ``visual``: frames admitted by the 1 FPS + cap rule (:class:`~medhorizon_tasks.core.sampling.FpsCap`)
   over the whole video, or a fixed uniform budget (``frames=N``);
 - ``text``: the identical question and options, no frames (the "Text" / blind row);
 - ``oracle``: the item's evidence frames (the "GT-images" row);
 The "Random" row of the paper is the ``medhorizon_random`` probe model (a
-seeded uniform guess, :func:`medhorizon_tasks.probes.random_answer`) run on
+seeded uniform guess, :func:`medhorizon_tasks.data.synthetic.probes.random_answer`) run on
 the text task.
 
 How frames reach a model: the frames themselves, decoded by this library in
@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ...errors import VideoError
-from ...frame_cache import CACHE_ENV, FrameCache, cached_decode
-from ...frame_change import change_signal
-from ...paths import resolve_video_path
-from ...sampling import (
+from ...core.errors import VideoError
+from ...core.video.frame_cache import CACHE_ENV, FrameCache, cached_decode
+from ...core.video.frame_change import change_signal
+from ...core.paths import resolve_video_path
+from ...core.sampling import (
     ChangeSignal,
     FpsCap,
     FrameChange,
@@ -41,8 +41,8 @@ from ...sampling import (
     VideoMeta,
     plan_frames,
 )
-from ...video import VideoIndex, decode_plan, index_video
-from ...video_metadata import check_duration
+from ...core.video.decode import VideoIndex, decode_plan, index_video
+from ...core.video.metadata import check_duration
 from .release import LETTERS, Item
 
 MODES = ("visual", "text", "oracle")
@@ -133,7 +133,7 @@ class FrameSetting:
 
 def evidence_seconds(item: Item) -> tuple[tuple[float, float], ...]:
     """The item's evidence windows, given in the data's frame numbering at the data's ``fps``, in seconds:
-    the oracle looks them up in the file by time (see :mod:`medhorizon_tasks.video_metadata`)."""
+    the oracle looks them up in the file by time (see :mod:`medhorizon_tasks.core.video.metadata`)."""
     return tuple((a / item.fps, b / item.fps) for a, b in item.evidence_windows)
 
 
@@ -203,7 +203,7 @@ class PreparedVideo:
 def prepare(item: Item, setting: FrameSetting, video_root: str | os.PathLike) -> PreparedVideo:
     """Resolve, index and check an item's video, then plan its frames. VideoError (naming the item and
     path) for a missing or unreadable file, or one that does not match the data
-    (:func:`~medhorizon_tasks.video_metadata.check_duration`)."""
+    (:func:`~medhorizon_tasks.core.video.metadata.check_duration`)."""
     path = video_file(item, video_root)
     index = video_index(path, item.uid)
     duration = check_duration(index, item.duration_s, path=path, uid=item.uid)

@@ -16,9 +16,9 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ...errors import DataError
-from ...mcq import parse_options, strip_letter_prefix
-from ...safeio import iter_jsonl, load_hf_dataset_folder, read_json, read_parquet_rows
+from ...core.errors import DataError
+from ...core.mcq import parse_options, strip_letter_prefix
+from ...core.safeio import iter_jsonl, load_hf_dataset_folder, read_json, read_parquet_rows
 from .taxonomy import resolve_task
 
 __all__ = ["Item", "load_release", "flatten_record", "features", "items_to_dataset", "LETTERS", "DATA_ENV"]

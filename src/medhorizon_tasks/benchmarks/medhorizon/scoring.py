@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-from ...errors import DataError
-from ...extract import extract_choice
-from ...jsonl import iter_jsonl
-from ...samples import is_lmms_sample, response_text
-from ...stats import wilson_ci
+from ...core.errors import DataError
+from ...core.extract import extract_choice
+from ...core.jsonl import iter_jsonl
+from ...core.log_samples import is_lmms_sample, response_text
+from ...core.stats import wilson_ci
 from .release import Item, parse_uid
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
 

@@ -35,9 +35,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from ...errors import DataError
-from ...jsonl import iter_jsonl
-from ...mcq import parse_options
+from ...core.errors import DataError
+from ...core.jsonl import iter_jsonl
+from ...core.mcq import parse_options
 from ..medhorizon.release import parse_uid
 
 __all__ = ["Category", "CATEGORIES", "CATEGORY_CODES", "GROUPS", "KINDS", "LETTERS", "N_OPTIONS",

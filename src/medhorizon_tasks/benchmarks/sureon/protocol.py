@@ -1,7 +1,7 @@
 """Sureon's evaluation protocol: clip frames and the prompt, in a visual and a blind mode.
 
 Visual: up to 8 frames uniformly over the clip, at least 4
-(:class:`~medhorizon_tasks.sampling.Clip`), decoded by this library and handed
+(:class:`~medhorizon_tasks.core.sampling.Clip`), decoded by this library and handed
 to the model in order, their absolute timestamps written into the prompt.
 Blind: the identical text without the frame line and without frames, so the
 multimodal gain S_v − S_wv compares like with like.
@@ -13,10 +13,10 @@ import os
 
 import numpy as np
 
-from ...errors import VideoError
-from ...sampling import Clip, FramePlan, plan_frames
-from ...video import decode_plan
-from ...video_metadata import check_time_inside
+from ...core.errors import VideoError
+from ...core.sampling import Clip, FramePlan, plan_frames
+from ...core.video.decode import decode_plan
+from ...core.video.metadata import check_time_inside
 from ..medhorizon.protocol import DEFAULT_MAX_SIDE, PreparedVideo, video_file, video_index
 from .items import LETTERS, SureonItem
 

@@ -7,7 +7,7 @@ exact, order-sensitive equality with the reference sequence. SM is scored by
 the LLM judge ... Reported mu is the pooled accuracy over the ... accuracy-
 scored items; SM is reported separately and excluded from mu."
 
-* MCQ: :func:`medhorizon_tasks.extract.extract_choice` over the 7 options.
+* MCQ: :func:`medhorizon_tasks.core.extract.extract_choice` over the 7 options.
 * TO:  :func:`extract_order`, then exact tuple equality.
 * SM:  a judge callable (``Judge.judge``-compatible) or None (not judged).
 
@@ -22,10 +22,10 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from ...errors import DataError
-from ...extract import extract_choice, strip_reasoning
-from ...stats import accuracy_summary, multimodal_gain
-from ...text import listing, with_item
+from ...core.errors import DataError
+from ...core.extract import extract_choice, strip_reasoning
+from ...core.stats import accuracy_summary, multimodal_gain
+from ...core.text import listing, with_item
 from ..medhorizon.scoring import PREDICTION_KEYS, read_predictions, records_for
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
 
@@ -376,6 +376,6 @@ def format_report(rep: dict) -> str:
 
 def dumps_report(rep: dict) -> str:
     """The report as JSON text (NaN as null, floating-point dust rounded away)."""
-    from ...text import report_json
+    from ...core.text import report_json
 
     return report_json(rep)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ...errors import DataError
-from ...safeio import iter_csv, iter_jsonl, read_json
+from ...core.errors import DataError
+from ...core.safeio import iter_csv, iter_jsonl, read_json
 from .hierarchy import Hierarchy
 from .vocab import get_hierarchy
 

@@ -20,7 +20,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from ...errors import DataError
+from ...core.errors import DataError
 
 _SPACES = re.compile(r"\s+")
 
@@ -214,7 +214,7 @@ class Hierarchy:
 
         Only ``phases`` is required.  A step listed under several phases belongs to all of
         them.  Every problem is reported at once, each naming its field, in a
-        :class:`~medhorizon_tasks.errors.DataError`.
+        :class:`~medhorizon_tasks.core.errors.DataError`.
         """
         src = source or (f"hierarchy {name}" if name else "hierarchy JSON")
         problems: list[str] = []

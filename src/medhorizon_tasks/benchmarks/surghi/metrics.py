@@ -6,7 +6,7 @@ frames, then averaged (unweighted) over the videos of a dataset; "Overall" is th
 mean over datasets (the paper's Overall rows equal the plain mean of its per-dataset rows).
 
 Labels are canonicalised with the dataset's :class:`~.hierarchy.Hierarchy`.  An unknown
-*ground-truth* label is a :class:`~medhorizon_tasks.errors.DataError`.  An unknown
+*ground-truth* label is a :class:`~medhorizon_tasks.core.errors.DataError`.  An unknown
 *predicted* label is invalid: it is wrong everywhere (not a sibling, not a semantic match,
 counted as a cousin) and counted in ``n_invalid`` (phase and step predictions together).
 
@@ -40,7 +40,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from sklearn.metrics import f1_score
 
-from ...errors import DataError
+from ...core.errors import DataError
 from .hierarchy import Hierarchy
 
 METRIC_KEYS = ("phase_acc", "phase_f1", "step_acc", "step_f1", "multi_level", "both_wrong", "both_right",

@@ -4,7 +4,7 @@ The paper scores dual encoders frame by frame ("each frame is encoded independen
 similarities are averaged over the temporal window"; its video encoders take T = 16 frames).
 A generative model gets the same question per evaluated frame:
 
-* **frames**: a :class:`~medhorizon_tasks.sampling.Window` centred on the frame's timestamp,
+* **frames**: a :class:`~medhorizon_tasks.core.sampling.Window` centred on the frame's timestamp,
   1 FPS, +/- ``half_width_s`` (default 4 s: 9 frames; the paper gives no rate for its clips,
   ``half_width_s=8`` gives 17), the evaluated frame always included;
 * **prompt**: the frames' timestamps, which one is evaluated, and the *closed* label lists of
@@ -21,12 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import VideoError
-from ...extract import strip_reasoning
-from ...paths import resolve_video_path
-from ...sampling import FramePlan, Window, plan_frames
-from ...video import decode_plan
-from ...video_metadata import check_time_inside
+from ...core.errors import VideoError
+from ...core.extract import strip_reasoning
+from ...core.paths import resolve_video_path
+from ...core.sampling import FramePlan, Window, plan_frames
+from ...core.video.decode import decode_plan
+from ...core.video.metadata import check_time_inside
 from ..medhorizon.protocol import DEFAULT_MAX_SIDE, PreparedVideo, video_index
 from .frames import FrameRow
 from .hierarchy import Hierarchy, normalize
@@ -140,7 +140,7 @@ def parse_answer(text: str | None) -> PhaseStep:
     Tried in order: the last JSON object holding a ``phase`` or ``step`` key (also inside a
     Markdown code fence, with single quotes, or with a trailing comma); then ``phase: X`` /
     ``step: Y`` fields anywhere in the text (last one wins).  Reasoning blocks are ignored
-    (:func:`medhorizon_tasks.extract.strip_reasoning`, the rule of every scorer).  Labels are returned as written; :func:`resolve_label` maps them onto a
+    (:func:`medhorizon_tasks.core.extract.strip_reasoning`, the rule of every scorer).  Labels are returned as written; :func:`resolve_label` maps them onto a
     hierarchy.
     """
     if not text:

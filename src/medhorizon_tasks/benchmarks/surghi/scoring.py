@@ -23,9 +23,9 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from ...errors import DataError
-from ...jsonl import iter_jsonl
-from ...samples import is_lmms_sample, response_text
+from ...core.errors import DataError
+from ...core.jsonl import iter_jsonl
+from ...core.log_samples import is_lmms_sample, response_text
 from .frames import FrameRow, parse_row, read_frame_rows
 from .hierarchy import Hierarchy
 from .metrics import METRIC_KEYS, aggregate_videos, overall, video_metrics
@@ -232,7 +232,7 @@ def format_report(rep: dict) -> str:
 
 def dumps_report(rep: dict) -> str:
     """The report as JSON text (NaN as null, floating-point dust rounded away)."""
-    from ...text import report_json
+    from ...core.text import report_json
 
     return report_json(rep)
 

@@ -56,8 +56,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...errors import DataError
-from ...safeio import read_bytes, read_json
+from ...core.errors import DataError
+from ...core.safeio import read_bytes, read_json
 from .frames import FrameRow
 from .hierarchy import Hierarchy, normalize
 from .vocab import (

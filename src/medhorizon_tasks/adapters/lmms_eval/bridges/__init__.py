@@ -1,6 +1,6 @@
 """Native-video bridges: lmms-eval's own model wrappers, given the planned frames as the model's video input.
 
-The tasks hand every model a :class:`~medhorizon_tasks.planned_frames.PlannedFrames`
+The tasks hand every model a :class:`~medhorizon_tasks.core.video.planned_frames.PlannedFrames`
 list (the frames of the protocol's plan, with their real times). lmms-eval's
 wrappers take such a list as N unrelated images, or drop or refuse it (see
 :mod:`.guard`). Each bridge here subclasses one wrapper and turns the list into

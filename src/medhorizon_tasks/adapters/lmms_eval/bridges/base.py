@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from tqdm import tqdm
 
-from ....planned_frames import PlannedFrames
+from ....core.video.planned_frames import PlannedFrames
 from .frames import planned_frames
 
 __all__ = ["PlannedFramesBridge", "request_visuals", "request_frames", "model_device"]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ....planned_frames import PlannedFrames
+from ....core.video.planned_frames import PlannedFrames
 
 __all__ = ["planned_frames", "shown_times", "qwen2_5_second_per_grid", "pad_to_even", "frames_array",
            "QwenPixelBudget"]

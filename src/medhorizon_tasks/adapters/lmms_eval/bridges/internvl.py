@@ -19,7 +19,7 @@ from lmms_eval.models.simple.internvl3 import DEFAULT_GEN_KWARGS, build_transfor
 from lmms_eval.models.simple.internvl3 import InternVL3 as _InternVL3
 from lmms_eval.models.simple.internvl3_5 import InternVL3_5 as _InternVL3_5
 
-from ....planned_frames import PlannedFrames
+from ....core.video.planned_frames import PlannedFrames
 from .base import PlannedFramesBridge, model_device
 
 __all__ = ["InternVL3", "InternVL3_5", "frame_prefix"]

@@ -27,7 +27,7 @@ import itertools
 
 from PIL import Image
 
-from ....planned_frames import PlannedFrames
+from ....core.video.planned_frames import PlannedFrames
 from .frames import frames_array, planned_frames
 
 __all__ = ["KeyedVideoBridge", "FramesLoadVideo", "KEY_PREFIX", "frame_time_text"]

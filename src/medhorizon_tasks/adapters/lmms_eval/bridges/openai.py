@@ -34,7 +34,7 @@ from lmms_eval.models.simple.openai import _get_max_new_tokens, _normalize_opena
 from loguru import logger
 from tqdm import tqdm
 
-from ....planned_frames import PlannedFrames
+from ....core.video.planned_frames import PlannedFrames
 from .base import request_frames
 
 __all__ = ["OpenAICompatible", "frame_label"]

@@ -31,7 +31,7 @@ from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as tvF
 from transformers.video_utils import VideoMetadata
 
-from ....planned_frames import PlannedFrames
+from ....core.video.planned_frames import PlannedFrames
 from .base import PlannedFramesBridge
 from .frames import QwenPixelBudget, frames_array, pad_to_even, qwen2_5_second_per_grid, shown_times
 

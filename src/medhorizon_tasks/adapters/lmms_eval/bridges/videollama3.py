@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from lmms_eval.models.simple.videollama3 import VideoLLaMA3 as _VideoLLaMA3
 
-from ....planned_frames import PlannedFrames
+from ....core.video.planned_frames import PlannedFrames
 from .base import PlannedFramesBridge, model_device
 from .frames import frames_array, shown_times
 

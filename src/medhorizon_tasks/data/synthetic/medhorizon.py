@@ -5,9 +5,9 @@ its four-way multiple-choice questions nested under ``qa``; the evidence for
 each answer lies in a few tiny frame windows of a full-length clinical video.
 This module generates, deterministically and in a few seconds, a stand-in with
 the same layout whose answers are *drawn into the frames*: every frame of a
-question's evidence window is :func:`~medhorizon_tasks.data.visual_code.encode_code`
+question's evidence window is :func:`~medhorizon_tasks.data.synthetic.visual_code.encode_code`
 ``(tag, answer_index)`` and every other frame is background, on which
-:func:`~medhorizon_tasks.data.visual_code.decode_code` returns ``None``. A probe
+:func:`~medhorizon_tasks.data.synthetic.visual_code.decode_code` returns ``None``. A probe
 program that reads the sampled frames therefore answers a question correctly
 exactly when the frame sampler delivered one of its evidence frames. Each
 question's text ends with `` [probe #<tag>]`` so the probe knows which code
@@ -36,7 +36,7 @@ and a rebuild (another seed or generator version, or ``force``) removes or
 replaces only those: files beside the build (a notes file, the Sureon and
 SurgHiBench samples that default to sub-folders of the same folder) are kept,
 and one inside the build's own entries (``videos/``) makes the build refuse
-with a :class:`~medhorizon_tasks.errors.DataError` naming it, touching
+with a :class:`~medhorizon_tasks.core.errors.DataError` naming it, touching
 nothing (see :func:`build_folder`, which those samples use too).
 """
 
@@ -56,8 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from ..benchmarks.medhorizon.taxonomy import FINE_GRAINED, TASK_TYPES
-from ..errors import DataError
+from ...benchmarks.medhorizon.taxonomy import FINE_GRAINED, TASK_TYPES
+from ...core.errors import DataError
 from .visual_code import BackgroundGenerator, encode_code
 
 __all__ = [

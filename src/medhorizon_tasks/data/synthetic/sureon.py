@@ -19,7 +19,7 @@ sample is the whole of the visual score.
 ``manifest.json`` lists the files the builder wrote; a rebuild (another seed)
 removes or replaces only those, keeps whatever lies beside them, and refuses,
 naming it, when something else sits inside ``videos/`` or where the sample
-writes (see :func:`~medhorizon_tasks.data.synthetic.build_folder`).
+writes (see :func:`~medhorizon_tasks.data.synthetic.medhorizon.build_folder`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .synthetic import build_folder, default_synthetic_dir, manifest_files, sample_is_valid, write_video
+from .medhorizon import build_folder, default_synthetic_dir, manifest_files, sample_is_valid, write_video
 from .visual_code import BackgroundGenerator, encode_code
 
 SAMPLE_VERSION = 1
@@ -142,7 +142,7 @@ def build_sureon_sample(out_dir: str | os.PathLike | None = None, *, seed: int =
     A rebuild removes or replaces only the files the previous sample's
     manifest lists and keeps what lies beside them; something else inside
     ``videos/``, or a folder that is neither a sample nor empty, raises
-    :class:`~medhorizon_tasks.errors.DataError` naming it, touching nothing.
+    :class:`~medhorizon_tasks.core.errors.DataError` naming it, touching nothing.
     """
     root = Path(out_dir) if out_dir else default_synthetic_dir() / f"sureon_v{SAMPLE_VERSION}"
     build_folder(root, write=lambda tmp: _write(tmp, seed), valid=lambda p: _is_valid(p, seed),

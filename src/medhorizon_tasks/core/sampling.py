@@ -25,7 +25,7 @@ The paper's diagnostics (section 4.4-4.5, appendix 8) live here too:
   and reproducible; the frames stay the same, only their order changes.
 * :class:`FrameChange` and :class:`Hybrid` (RQ4) choose frames of the 1 FPS
   grid from a per-video :class:`ChangeSignal` (see
-  :func:`medhorizon_tasks.frame_change.change_signal` for computing one).
+  :func:`medhorizon_tasks.core.video.frame_change.change_signal` for computing one).
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ class ChangeSignal:
     changed at that point compared with the previous point (non-negative; the
     first point has nothing to compare with and scores 0 by convention).
     ``method`` records how the signal was computed; it is not compared.
-    Computed from a video by :func:`medhorizon_tasks.frame_change.change_signal`.
+    Computed from a video by :func:`medhorizon_tasks.core.video.frame_change.change_signal`.
     """
 
     times: tuple[float, ...]

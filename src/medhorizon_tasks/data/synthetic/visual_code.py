@@ -1,6 +1,6 @@
 """A tiny visual code that survives video compression and resizing.
 
-The synthetic MedHorizon benchmark (:mod:`medhorizon_tasks.data.synthetic`)
+The synthetic MedHorizon benchmark (:mod:`medhorizon_tasks.data.synthetic.medhorizon`)
 draws each question's answer into the frames of its evidence windows, so a
 program that reads frames answers a question correctly exactly when the frame
 sampler delivered at least one evidence frame.

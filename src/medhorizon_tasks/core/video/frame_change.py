@@ -1,10 +1,10 @@
 """A cheap per-video picture-change signal for differential frame-change sampling (paper RQ4).
 
 :func:`change_signal` makes one low-resolution pass over a video and returns a
-:class:`~medhorizon_tasks.sampling.ChangeSignal`: at each sampled point, the
+:class:`~medhorizon_tasks.core.sampling.ChangeSignal`: at each sampled point, the
 mean absolute grey-level difference (0..255) between a tiny greyscale copy of
-the picture and the previous sampled one. :class:`~medhorizon_tasks.sampling.FrameChange`
-and :class:`~medhorizon_tasks.sampling.Hybrid` turn it into a frame plan.
+the picture and the previous sampled one. :class:`~medhorizon_tasks.core.sampling.FrameChange`
+and :class:`~medhorizon_tasks.core.sampling.Hybrid` turn it into a frame plan.
 
 How (two paths; the signal's ``method`` says which one ran):
 
@@ -28,7 +28,7 @@ Memory is constant in the video's length: only the previous small image and
 the list of (time, score) pairs are held.
 
 Times are seconds from the first frame (the stream's start time), the timeline
-of :class:`~medhorizon_tasks.sampling.VideoMeta`, so the signal lines up with
+of :class:`~medhorizon_tasks.core.sampling.VideoMeta`, so the signal lines up with
 the 1 FPS candidate grid.
 """
 
@@ -40,9 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import VideoError
-from .sampling import ChangeSignal
-from .video import open_video
+from ..errors import VideoError
+from ..sampling import ChangeSignal
+from .decode import open_video
 
 __all__ = ["change_signal", "small_size"]
 
@@ -145,7 +145,7 @@ def change_signal(path: str | os.PathLike, *, side: int = 32, uid: str | None = 
     ``min_keyframe_interval_s``: keyframes sparser than this on average (or
     fewer than two keyframes) switch to the ``fallback_step_s`` sampling path.
     ``uid`` names the item in errors: a missing or unreadable file raises
-    :class:`~medhorizon_tasks.errors.VideoError` naming the uid and the path.
+    :class:`~medhorizon_tasks.core.errors.VideoError` naming the uid and the path.
     """
     import av
 

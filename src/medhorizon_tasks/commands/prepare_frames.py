@@ -18,9 +18,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from tqdm import tqdm
 
-from .benchmarks.medhorizon.protocol import FrameSetting, load_frames
-from .errors import DataError, VideoError
-from .frame_cache import CacheWriteError, FrameCache
+from ..benchmarks.medhorizon.protocol import FrameSetting, load_frames
+from ..core.errors import DataError, VideoError
+from ..core.video.frame_cache import CacheWriteError, FrameCache
 
 _PLAN = re.compile(r"^(cap|frames|frame_change|hybrid)(\d+)$|^oracle$")
 

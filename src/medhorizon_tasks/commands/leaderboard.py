@@ -18,8 +18,8 @@ import argparse
 import os
 import sys
 
-from ..errors import DataError, MedHorizonError
-from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
+from ..core.errors import DataError, MedHorizonError
+from ..leaderboard.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
 
 __all__ = ["add_parser"]
 
@@ -111,7 +111,7 @@ def _cmd_version(args) -> int:
 
 
 def _cmd_make(args) -> int:
-    from .submission import dumps_submission, make_submission, write_submission
+    from ..leaderboard.submission import dumps_submission, make_submission, write_submission
 
     data = load_benchmark_data(args.benchmark, args.data, hierarchy=args.hierarchy)
     sub = make_submission(data, args.predictions, model=args.model, size=args.size, fps=args.fps, cap=args.cap,
@@ -127,7 +127,7 @@ def _cmd_make(args) -> int:
 
 
 def _cmd_validate(args) -> int:
-    from .submission import read_submission, validate_submission
+    from ..leaderboard.submission import read_submission, validate_submission
 
     loader = _DataLoader(args.data, args.hierarchy)
     bad = 0
@@ -159,8 +159,8 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_build(args) -> int:
-    from .build import build_leaderboard, write_leaderboard
-    from .submission import read_submission
+    from ..leaderboard.build import build_leaderboard, write_leaderboard
+    from ..leaderboard.submission import read_submission
 
     loader = _DataLoader(args.data, args.hierarchy)
     data: dict[str, BenchmarkData] = {}

@@ -18,13 +18,13 @@ download. The rule, applied by every benchmark before any frame is planned:
   lies outside the file, the item is a video error naming both numbers: it is
   not shown frames from a different video, and it is counted wrong and listed
   in the report. Within the tolerance the prompt states the file's duration.
-* **Display rotation** is applied by the decoder (:mod:`medhorizon_tasks.video`),
+* **Display rotation** is applied by the decoder (:mod:`medhorizon_tasks.core.video.decode`),
   so the frames look as a player shows them.
 """
 
 from __future__ import annotations
 
-from .errors import VideoError
+from ..errors import VideoError
 
 __all__ = ["DURATION_TOLERANCE_S", "DURATION_TOLERANCE_FRACTION", "duration_tolerance", "file_duration",
            "check_duration", "check_time_inside"]

@@ -2,7 +2,7 @@
 
 - :func:`random_answer`: a seeded uniform guess among the options in the prompt.
 - :func:`needle_answer`: reads the synthetic benchmark's visual code
-  (:mod:`medhorizon_tasks.data.visual_code`) from the frames it is given and
+  (:mod:`medhorizon_tasks.data.synthetic.visual_code`) from the frames it is given and
   answers the question whose probe tag is in the prompt, in varied free-form
   styles (so answer extraction is exercised too); with no evidence frame among
   its inputs it refuses. For order items (``[probe #N first-seen]``) it answers
@@ -25,7 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from .data.visual_code import decode_code
+from .visual_code import decode_code
 
 _TAG = re.compile(r"\[probe #(\d+)( first-seen| events)?\]")
 _EVENTS = re.compile(r"(?:^Events: |\(actions: )(.+?)(?:\.$|\))", re.MULTILINE)

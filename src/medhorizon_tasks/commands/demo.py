@@ -16,13 +16,13 @@ import json
 import time
 from pathlib import Path
 
-from .adapters.lmms_eval.runner import run_lmms_eval
-from .benchmarks.medhorizon import scoring
-from .benchmarks.medhorizon.release import load_release
-from .benchmarks.medhorizon.taxonomy import FAMILIES
-from .data.synthetic import build_synthetic
-from .errors import MedHorizonError
-from .jsonl import write_jsonl
+from ..adapters.lmms_eval.runner import run_lmms_eval
+from ..benchmarks.medhorizon import scoring
+from ..benchmarks.medhorizon.release import load_release
+from ..benchmarks.medhorizon.taxonomy import FAMILIES
+from ..data.synthetic.medhorizon import build_synthetic
+from ..core.errors import MedHorizonError
+from ..core.jsonl import write_jsonl
 
 LONG_VIDEO_S = 3600.0
 
@@ -123,9 +123,9 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
 
 def _surghi_section(runs: dict, limit: int | None) -> dict:
     """Score the SurgHiBench runs like `score --benchmark surghi`; check lmms-eval agrees."""
-    from .benchmarks.surghi import frames as sg_frames
-    from .benchmarks.surghi import scoring as sg
-    from .data.synthetic_surghi import build_surghi_sample
+    from ..benchmarks.surghi import frames as sg_frames
+    from ..benchmarks.surghi import scoring as sg
+    from ..data.synthetic.surghi import build_surghi_sample
 
     sample = build_surghi_sample()
     annotations = sg_frames.read_frame_rows(sample.annotations_path, role="annotations")
@@ -149,10 +149,10 @@ def _surghi_section(runs: dict, limit: int | None) -> dict:
 
 
 def _leaderboard_section(runs: dict, medhorizon_data: Path, out: Path, limit: int | None) -> Path:
-    from .data.synthetic_surghi import build_surghi_sample
-    from .leaderboard import build_leaderboard, load_benchmark_data, make_submission, write_leaderboard
-    from .leaderboard.build import format_markdown
-    from .leaderboard.submission import write_submission
+    from ..data.synthetic.surghi import build_surghi_sample
+    from ..leaderboard import build_leaderboard, load_benchmark_data, make_submission, write_leaderboard
+    from ..leaderboard.build import format_markdown
+    from ..leaderboard.submission import write_submission
 
     sample = build_surghi_sample()
     data = {"medhorizon": load_benchmark_data("medhorizon", medhorizon_data),

@@ -4,8 +4,8 @@ Holm correction) run the way a user runs it.
 
 Usage::
 
-    python benchmarks/scoring.py            # 3 repetitions of everything (~4 min on 2 slow cores)
-    python benchmarks/scoring.py --quick    # 1 repetition, no subprocess timing (smoke use, ~1.5 min)
+    python perf/scoring_speed.py            # 3 repetitions of everything (~4 min on 2 slow cores)
+    python perf/scoring_speed.py --quick    # 1 repetition, no subprocess timing (smoke use, ~1.5 min)
 
 Corpus: realistic raw outputs of MCQ video models, generated from a fixed seed for a
 synthetic 1,253-item release in MedHorizon's layout (4 options, answers A-D, the 13 task
@@ -36,7 +36,7 @@ End to end: the release JSONL and 25 prediction files in the authors' format
 run and one ``medhorizon-tasks compare P1 ... P25 --data D --json`` are timed (``compare`` alone also
 gives every run's accuracy with its Wilson interval, so it is the one-command way to the same numbers)
 
-* in process: ``medhorizon_tasks.cli.main([...])`` 26 times in one fresh interpreter (import
+* in process: ``medhorizon_tasks.commands.main.main([...])`` 26 times in one fresh interpreter (import
   cost paid once, and reported), output captured;
 * as 26 commands: ``.venv/bin/medhorizon-tasks`` in subprocesses (interpreter start and
   imports paid by each).
@@ -276,7 +276,7 @@ def make_original():
 
 
 def make_ours():
-    from medhorizon_tasks import extract
+    from medhorizon_tasks.core import extract
 
     def ours(text: str, options: list[str]) -> str | None:
         return extract.extract_choice(text, options).letter
@@ -354,7 +354,7 @@ _INPROCESS = r"""
 import contextlib, io, json, sys, time
 clocks = (time.perf_counter, time.process_time)
 t0 = [c() for c in clocks]
-from medhorizon_tasks.cli import main
+from medhorizon_tasks.commands.main import main
 t1 = [c() for c in clocks]
 argvs = json.loads(sys.argv[1])
 times = []
@@ -437,7 +437,7 @@ def breakdown(data: Path, preds: list[Path]) -> dict:
 def score_path_imports(top: int = 6) -> list[tuple[str, float]]:
     """Slowest imports (cumulative ms) of a ``score`` command (its parser included), by ``python -X importtime``."""
     res = subprocess.run([sys.executable, "-X", "importtime", "-c",
-                          "from medhorizon_tasks.cli import build_parser; build_parser(); "
+                          "from medhorizon_tasks.commands.main import build_parser; build_parser(); "
                           "import medhorizon_tasks.benchmarks.medhorizon.scoring"],
                          capture_output=True, text=True, check=True)
     rows = []

@@ -22,7 +22,7 @@ jitter (``Retry-After`` honoured, capped); other 4xx, redirects and oversized
 replies fail at once with a :class:`MedHorizonError` naming the status and the
 server's message. Usable verdicts (``correct`` and the ``reason``, at most
 :data:`MAX_REASON_CHARS` characters; never the raw reply) are cached in an
-fsync'ed JSONL journal (see :mod:`medhorizon_tasks.journal`), keyed by the
+fsync'ed JSONL journal (see :mod:`medhorizon_tasks.core.journal`), keyed by the
 model, the prompt version and the texts judged, so a rerun makes no repeated
 calls.
 

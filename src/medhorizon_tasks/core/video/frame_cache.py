@@ -1,6 +1,6 @@
 """Decoded frames cached on disk, shareable between processes and machines.
 
-One entry holds the output of :func:`~medhorizon_tasks.video.decode_plan` for
+One entry holds the output of :func:`~medhorizon_tasks.core.video.decode.decode_plan` for
 one (video, plan, ``max_side``): an uncompressed ``.npy`` file, so a hit costs
 one read of the array and is bit-exact, plus a small JSON sidecar saying what
 it is. Layout: ``root/ab/abcdef....npy`` and ``root/ab/abcdef....json``
@@ -40,10 +40,10 @@ from typing import Callable
 
 import numpy as np
 
-from .errors import MedHorizonError
-from .safeio import atomic_write_with
-from .sampling import FramePlan
-from .video import VideoIndex, decode_plan
+from ..errors import MedHorizonError
+from ..safeio import atomic_write_with
+from ..sampling import FramePlan
+from .decode import VideoIndex, decode_plan
 
 __all__ = ["FrameCache", "CacheWriteError", "cached_decode", "CACHE_ENV"]
 
@@ -185,7 +185,7 @@ class FrameCache:
 def cached_decode(path: str | os.PathLike, plan: FramePlan, *, max_side: int | None = None,
                   uid: str | None = None, index: VideoIndex | None = None, expected_frames: int | None = None,
                   cache: FrameCache | None = None) -> np.ndarray:
-    """:func:`~medhorizon_tasks.video.decode_plan` through the frame cache: a hit decodes nothing.
+    """:func:`~medhorizon_tasks.core.video.decode.decode_plan` through the frame cache: a hit decodes nothing.
 
     A cache that cannot be written (read-only, full disk) only costs a warning, unless it is ``strict``:
     then :class:`CacheWriteError` naming the item and the reason.

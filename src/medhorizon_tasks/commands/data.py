@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import MedHorizonError
+from ..core.errors import MedHorizonError
 
 __all__ = ["add_build_dataset_parser", "add_videos_parser", "add_surghi_parser", "add_parsers"]
 
@@ -44,8 +44,8 @@ def _pairs(values: list[str] | None, known: tuple[str, ...] | None, what: str) -
 # ------------------------------------------------------------------ build-dataset
 
 def _cmd_build_dataset(args) -> int:
-    from .data import release_build as rb
-    from .text import report_json
+    from ..data import release_build as rb
+    from ..core.text import report_json
 
     srcs = _pairs(args.src, _BENCHMARKS, "--src")
     sources: dict[str, str] = {}
@@ -105,10 +105,10 @@ def add_build_dataset_parser(sub) -> argparse.ArgumentParser:
 # ------------------------------------------------------------------ videos
 
 def _cmd_videos(args) -> int:
-    from .data.reconstruct import read_checksums, reconstruct
-    from .runs.preflight import VideoCheckCache
-    from .safeio import atomic_write_text
-    from .text import report_json
+    from ..data.reconstruct import read_checksums, reconstruct
+    from ..runs.preflight import VideoCheckCache
+    from ..core.safeio import atomic_write_text
+    from ..core.text import report_json
 
     data = args.data or os.environ.get(_DATA_ENV[args.benchmark])
     if not data:
@@ -170,9 +170,9 @@ def add_videos_parser(sub) -> argparse.ArgumentParser:
 # ------------------------------------------------------------------ surghi import
 
 def _cmd_surghi_import(args) -> int:
-    from .benchmarks.surghi import upstream
-    from .safeio import atomic_write_json, atomic_write_jsonl
-    from .text import report_json
+    from ..benchmarks.surghi import upstream
+    from ..core.safeio import atomic_write_json, atomic_write_jsonl
+    from ..core.text import report_json
 
     kwargs: dict = {}
     if args.video_template:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 
-from .benchmarks.medhorizon.model_settings import SETTINGS, lmms_eval_command, markdown_table, setting
-from .errors import MedHorizonError
+from ..benchmarks.medhorizon.model_settings import SETTINGS, lmms_eval_command, markdown_table, setting
+from ..core.errors import MedHorizonError
 
 __all__ = ["add_parser"]
 

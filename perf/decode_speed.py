@@ -2,8 +2,8 @@
 
 Usage::
 
-    python benchmarks/decode.py            # 2-hour 320x240 video, caps 64/512/1248, 3 runs (~8 min)
-    python benchmarks/decode.py --quick    # 10-minute video, 1 run (CI smoke use, ~40 s)
+    python perf/decode_speed.py            # 2-hour 320x240 video, caps 64/512/1248, 3 runs (~8 min)
+    python perf/decode_speed.py --quick    # 10-minute video, 1 run (CI smoke use, ~40 s)
 
 Linux only (peak memory is read from /proc). Test videos are generated once
 with PyAV (libx264 ``ultrafast``, a keyframe every 250 frames) and kept in
@@ -191,8 +191,8 @@ def long_video(segment_s: int, copies: int, *, fps: int = 25, width: int = 64, h
 # ----------------------------------------------------------------- readers (each returns (N, H, W, 3) uint8)
 
 def read_ours(video: Path, indices: list[int]) -> np.ndarray:
-    from medhorizon_tasks.sampling import FramePlan
-    from medhorizon_tasks.video import decode_plan, index_video
+    from medhorizon_tasks.core.sampling import FramePlan
+    from medhorizon_tasks.core.video.decode import decode_plan, index_video
 
     return decode_plan(video, FramePlan(tuple(indices), (), "bench"), index=index_video(video))
 
@@ -221,8 +221,8 @@ def read_decord(video: Path, indices: list[int]) -> np.ndarray:
 
 
 def read_cached(video: Path, indices: list[int], cache_root: Path) -> np.ndarray:
-    from medhorizon_tasks.frame_cache import FrameCache, cached_decode
-    from medhorizon_tasks.sampling import FramePlan
+    from medhorizon_tasks.core.video.frame_cache import FrameCache, cached_decode
+    from medhorizon_tasks.core.sampling import FramePlan
 
     return cached_decode(video, FramePlan(tuple(indices), (), "bench"), cache=FrameCache(cache_root))
 
@@ -234,8 +234,8 @@ def open_only(video: Path) -> None:
 
 
 # Modules each reader imports, loaded before its RSS baseline is taken: import cost is not the read's.
-_IMPORTS = {"ours": ("av", "medhorizon_tasks.video"), "lmms": ("lmms_eval.models.model_utils.load_video",),
-            "decord": ("decord",), "cache": ("medhorizon_tasks.frame_cache",), "open": ("av",)}
+_IMPORTS = {"ours": ("av", "medhorizon_tasks.core.video.decode"), "lmms": ("lmms_eval.models.model_utils.load_video",),
+            "decord": ("decord",), "cache": ("medhorizon_tasks.core.video.frame_cache",), "open": ("av",)}
 
 
 def missing_reader(reader: str) -> str | None:
@@ -278,7 +278,7 @@ def measure(reader: str, video: Path, indices: list[int], cache_root: Path | Non
     result = {"seconds": seconds, "base_mb": base, "peak_mb": _rss_mb()[1],
               "digests": [] if frames is None else _digests(frames)}
     if reader == "ours":  # how much of our time is the packet pass (timed again, after the read)
-        from medhorizon_tasks.video import index_video
+        from medhorizon_tasks.core.video.decode import index_video
 
         t0 = time.perf_counter()
         index_video(video)
@@ -321,7 +321,7 @@ def sequential_digests(video: Path, wanted: set[int]) -> dict[int, str]:
 
 def plan_indices(index, cap: int) -> list[int]:
     """The frames MedHorizon's rule admits at ``cap`` from a video with this :class:`VideoIndex`."""
-    from medhorizon_tasks.sampling import FpsCap, plan_frames
+    from medhorizon_tasks.core.sampling import FpsCap, plan_frames
 
     return list(plan_frames(index.meta(), FpsCap(1.0, cap)).indices)
 
@@ -343,9 +343,9 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def run(setup: Setup, out=print) -> float:
     """Run the benchmark, printing with ``out``; returns the headline speed-up (the last line printed)."""
-    from medhorizon_tasks.frame_cache import FrameCache, cached_decode
-    from medhorizon_tasks.sampling import FramePlan
-    from medhorizon_tasks.video import index_video
+    from medhorizon_tasks.core.video.frame_cache import FrameCache, cached_decode
+    from medhorizon_tasks.core.sampling import FramePlan
+    from medhorizon_tasks.core.video.decode import index_video
 
     readers = [r for r in READERS if r in setup.readers]
     missing = {r: why for r in readers if (why := missing_reader(r)) is not None}

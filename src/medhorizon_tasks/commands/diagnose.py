@@ -17,11 +17,11 @@ import json
 import re
 from pathlib import Path
 
-from .adapters.lmms_eval.runner import run_lmms_eval
-from .benchmarks.medhorizon import scoring
-from .benchmarks.medhorizon.diagnostics import DIAGNOSTICS
-from .benchmarks.medhorizon.release import load_release
-from .safeio import ByPath, atomic_write_files
+from ..adapters.lmms_eval.runner import run_lmms_eval
+from ..benchmarks.medhorizon import scoring
+from ..benchmarks.medhorizon.diagnostics import DIAGNOSTICS
+from ..benchmarks.medhorizon.release import load_release
+from ..core.safeio import ByPath, atomic_write_files
 
 CSV_FIELDS = ("diagnostic", "label", "group", "x", "task", "model", "accuracy", "correct", "n", "invalid",
               "missing", "errors", "ci95_lo", "ci95_hi", "fine_grained", "semantic_reasoning", "order_seed",
@@ -34,7 +34,7 @@ def _safe(name: str) -> str:
 
 def _items(synthetic: bool, data: str | None):
     if synthetic:
-        from .data.synthetic import build_synthetic
+        from ..data.synthetic.medhorizon import build_synthetic
 
         return load_release(build_synthetic(progress=True).data_path)
     return load_release(data)
@@ -99,7 +99,7 @@ def write_outputs(kind: str, rows: list[dict], out: str | Path, *, model: str) -
 
 
 def plot_diagnostic(kind: str, rows: list[dict], path: Path, *, model: str) -> Path:
-    from . import plots
+    from .. import plots
 
     # plots owns the row -> figure mapping, so `medhorizon-tasks plot <kind>.json` redraws this very figure
     return plots.plot_diagnostic(kind, rows, path, model=model)

@@ -34,7 +34,7 @@ def request_key(*parts: object) -> str:
 
 def run_identity(model: str, model_args: dict, **extra) -> tuple[str, dict]:
     """``(short hash, description)`` of everything about a run that can change its responses."""
-    from . import __version__
+    from .version import __version__
 
     description = {"model": str(model), "model_args": {str(k): str(v) for k, v in sorted(model_args.items())},
                    "package": f"medhorizon-tasks {__version__}", **extra}

@@ -20,7 +20,7 @@ every packet is such a frame:
   index pass decodes that lead-in and keeps exactly the pictures that came out.
   A file that starts with a keyframe has no lead-in: nothing is decoded.
 
-How (``benchmarks/decode.py`` measures it against lmms-eval's and decord's
+How (``perf/decode_speed.py`` measures it against lmms-eval's and decord's
 readers):
 
 * One pass over the packets (no decoding but the lead-in above and the first
@@ -65,7 +65,7 @@ worker one decoder and at most ``_CHUNK_BYTES`` of compressed packets, whatever
 the video's length.
 
 A decode error, a target past the end of the stream or one that never comes is
-reported as a :class:`~medhorizon_tasks.errors.VideoError` naming the item and
+reported as a :class:`~medhorizon_tasks.core.errors.VideoError` naming the item and
 path.
 """
 
@@ -81,8 +81,8 @@ from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 
-from .errors import VideoError
-from .sampling import FramePlan, VideoMeta
+from ..errors import VideoError
+from ..sampling import FramePlan, VideoMeta
 
 __all__ = ["VideoIndex", "index_video", "decode_plan", "output_size"]
 

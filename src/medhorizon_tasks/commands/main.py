@@ -16,8 +16,8 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import MedHorizonError
-from .text import listing, plural, report_json, with_item
+from ..core.errors import MedHorizonError
+from ..core.text import listing, plural, report_json, with_item
 
 EXIT_USAGE = 2
 DESCRIPTION = ("Evaluate multimodal models on long medical and surgical video with the published protocols of "
@@ -28,7 +28,7 @@ DESCRIPTION = ("Evaluate multimodal models on long medical and surgical video wi
 
 
 def _cmd_task_path(args) -> int:
-    from .adapters.lmms_eval.runner import task_path
+    from ..adapters.lmms_eval.runner import task_path
 
     print(task_path())
     return 0
@@ -36,18 +36,18 @@ def _cmd_task_path(args) -> int:
 
 def _cmd_synthetic(args) -> int:
     if args.benchmark == "sureon":
-        from .data.synthetic_sureon import build_sureon_sample
+        from ..data.synthetic.sureon import build_sureon_sample
 
         sample = build_sureon_sample(args.out, seed=args.seed)
         print(f"data:   {sample.data_path}\nvideos: {sample.video_root}")
         return 0
     if args.benchmark == "surghi":
-        from .data.synthetic_surghi import build_surghi_sample
+        from ..data.synthetic.surghi import build_surghi_sample
 
         sg = build_surghi_sample(args.out, seed=args.seed)
         print(f"annotations: {sg.annotations_path}\nhierarchy:   {sg.hierarchy_path}\nvideos:      {sg.video_root}")
         return 0
-    from .data.synthetic import build_synthetic
+    from ..data.synthetic.medhorizon import build_synthetic
 
     bench = build_synthetic(args.out, seed=args.seed, force=args.force, progress=not args.quiet)
     print(f"data:   {bench.data_path}")
@@ -58,7 +58,7 @@ def _cmd_synthetic(args) -> int:
 def _load_items(benchmark: str, data: str | None):
     if benchmark != "medhorizon":
         raise MedHorizonError(f"unknown benchmark {benchmark!r} (available: medhorizon)")
-    from .benchmarks.medhorizon.release import load_release
+    from ..benchmarks.medhorizon.release import load_release
 
     return load_release(data)
 
@@ -66,16 +66,16 @@ def _load_items(benchmark: str, data: str | None):
 def _judge_from_args(args):
     if not args.judge:
         return None
-    from .judge import Judge, JudgeConfig
+    from ..core.judge import Judge, JudgeConfig
 
     cache = Path(args.judge_cache) if args.judge_cache else None
     return Judge(JudgeConfig.from_env(**({"model": args.judge_model} if args.judge_model else {})), cache_path=cache)
 
 
 def _cmd_score_sureon(args) -> int:
-    from .benchmarks.sureon import items as sureon_items
-    from .benchmarks.sureon import scoring as sureon
-    from .jsonl import write_jsonl
+    from ..benchmarks.sureon import items as sureon_items
+    from ..benchmarks.sureon import scoring as sureon
+    from ..core.jsonl import write_jsonl
 
     if not args.data:
         raise MedHorizonError("--data is required for --benchmark sureon (the items JSONL)")
@@ -96,12 +96,12 @@ def _cmd_score_sureon(args) -> int:
 
 
 def _cmd_blind_audit(args) -> int:
-    from .benchmarks.medhorizon import scoring as mh
-    from .stats import blind_consistency
+    from ..benchmarks.medhorizon import scoring as mh
+    from ..core.stats import blind_consistency
 
     if args.benchmark == "sureon":
-        from .benchmarks.sureon import items as sureon_items
-        from .benchmarks.sureon import scoring as sureon
+        from ..benchmarks.sureon import items as sureon_items
+        from ..benchmarks.sureon import scoring as sureon
 
         items = sureon_items.load_items(args.data)
         score = sureon.score_predictions
@@ -135,7 +135,7 @@ def _cmd_blind_audit(args) -> int:
 
 
 def _cmd_score_surghi(args) -> int:
-    from .benchmarks.surghi import frames, scoring
+    from ..benchmarks.surghi import frames, scoring
 
     source = args.annotations or args.data  # --data, as in `leaderboard`, names the same file
     if not source:
@@ -160,8 +160,8 @@ def _cmd_score_surghi(args) -> int:
 
 
 def _cmd_score(args) -> int:
-    from .benchmarks.medhorizon import scoring
-    from .jsonl import write_jsonl
+    from ..benchmarks.medhorizon import scoring
+    from ..core.jsonl import write_jsonl
 
     if args.benchmark == "sureon":
         return _cmd_score_sureon(args)
@@ -189,8 +189,8 @@ def _cmd_score(args) -> int:
 def _run_label(predictions: str, records: list[dict]) -> tuple[str, str]:
     """(model, input) of a MedHorizon predictions file: from lmms-eval's results file beside a samples
     file, else the file name and the records' mode."""
-    from .benchmarks.medhorizon.protocol import FrameSetting
-    from .samples import model_label, run_description
+    from ..benchmarks.medhorizon.protocol import FrameSetting
+    from ..core.log_samples import model_label, run_description
 
     run = run_description(predictions)
     if run is not None:
@@ -215,7 +215,7 @@ def _cmd_diagnose(args) -> int:
 
 
 def _cmd_stats(args) -> int:
-    from .benchmarks.medhorizon.sparsity import format_sparsity, sparsity_report
+    from ..benchmarks.medhorizon.sparsity import format_sparsity, sparsity_report
 
     rep = sparsity_report(_load_items("medhorizon", args.data))
     print(report_json(rep) if args.json else format_sparsity(rep))
@@ -223,7 +223,7 @@ def _cmd_stats(args) -> int:
 
 
 def _cmd_plot(args) -> int:
-    from . import plots
+    from .. import plots
 
     labels = None
     if args.labels:
@@ -237,15 +237,15 @@ def _cmd_plot(args) -> int:
 
 
 def _cmd_prepare(args) -> int:
-    from .benchmarks.medhorizon.release import DATA_ENV, load_release
-    from .frame_cache import FrameCache
-    from .paths import default_video_root
-    from .prepare import parse_plans, parse_shard, prepare_frames
+    from ..benchmarks.medhorizon.release import DATA_ENV, load_release
+    from ..core.video.frame_cache import FrameCache
+    from ..core.paths import default_video_root
+    from .prepare_frames import parse_plans, parse_shard, prepare_frames
 
     settings = parse_plans(args.plans)
     shard = parse_shard(args.shard)
     if args.synthetic:
-        from .data.synthetic import build_synthetic
+        from ..data.synthetic.medhorizon import build_synthetic
 
         bench = build_synthetic(progress=True)
         items, root = load_release(bench.data_path), bench.video_root
@@ -265,7 +265,7 @@ def _cmd_prepare(args) -> int:
 
 
 def _cmd_cache(args) -> int:
-    from .frame_cache import FrameCache
+    from ..core.video.frame_cache import FrameCache
 
     cache = FrameCache(args.cache)
     if args.action == "clear":
@@ -278,12 +278,12 @@ def _cmd_cache(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    from .benchmarks.medhorizon import scoring
-    from .stats import format_pairwise, pairwise_mcnemar
+    from ..benchmarks.medhorizon import scoring
+    from ..core.stats import format_pairwise, pairwise_mcnemar
 
     if args.benchmark == "sureon":
-        from .benchmarks.sureon import items as sureon_items
-        from .benchmarks.sureon import scoring as sureon
+        from ..benchmarks.sureon import items as sureon_items
+        from ..benchmarks.sureon import scoring as sureon
 
         items = sureon_items.load_items(args.data)
         score = sureon.score_predictions
@@ -305,7 +305,7 @@ def _cmd_compare(args) -> int:
 
 
 def _cmd_check(args) -> int:
-    from .runs.preflight import preflight
+    from ..runs.preflight import preflight
 
     report = preflight(args.benchmark, args.data, args.video_root, videos=not args.no_videos,
                        progress=not args.quiet and not args.json, workers=args.workers)
@@ -319,13 +319,13 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from .adapters.lmms_eval.runner import run_cli
+    from ..adapters.lmms_eval.runner import run_cli
 
     return run_cli(args.lmms_eval_args)
 
 
 def _cmd_vlmeval(args) -> int:
-    from .adapters.vlmeval.launch import run_cli
+    from ..adapters.vlmeval.launch import run_cli
 
     return run_cli(args.vlmeval_args)
 
@@ -486,15 +486,15 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("task-path", help="print the folder to pass to lmms-eval as --include_path")
     t.set_defaults(func=_cmd_task_path)
 
-    from .leaderboard.cli import add_parser as add_leaderboard_parser
+    from .leaderboard import add_parser as add_leaderboard_parser
 
     add_leaderboard_parser(sub)
 
-    from .data_cli import add_parsers as add_data_parsers
+    from .data import add_parsers as add_data_parsers
 
     add_data_parsers(sub)
 
-    from .model_protocol_cli import add_parser as add_protocol_parser
+    from .protocol import add_parser as add_protocol_parser
 
     add_protocol_parser(sub)
     return p

@@ -45,7 +45,7 @@ def outcome_key(benchmark: str, video_root: str, uid: str, setting: Mapping) -> 
 def file_state(video: str | os.PathLike, *, failed: bool) -> dict:
     """What is kept of the file an outcome came from, to tell later whether it is still the same file.
 
-    ``identity`` is its content identity (:func:`medhorizon_tasks.frame_cache.file_identity`: size and
+    ``identity`` is its content identity (:func:`medhorizon_tasks.core.video.frame_cache.file_identity`: size and
     both ends, so a copy or a new link is the same video; None while it is missing). An outcome that
     failed also keeps ``stat`` (size, mtime): a repaired video usually differs only in its middle, so
     any rewrite of a file that failed (a fresh download, a copy of a good one) counts as a change.
