@@ -15,6 +15,7 @@ from medhorizon_tasks.core.errors import DataError
 from medhorizon_tasks.leaderboard import build as B
 from medhorizon_tasks.leaderboard import data as D
 from medhorizon_tasks.leaderboard import submission as S
+from medhorizon_tasks.leaderboard import tables as T
 
 NR = 300  # bootstrap resamples in tests
 
@@ -441,7 +442,7 @@ def test_build_medhorizon_ranks_cis_and_tests(tmp_path, data):
     assert rnd.p_holm == pytest.approx(min(1.0, 3 * rnd.p_value))
     assert half.secondary["fine_grained"] is not None and rnd.secondary["invalid"] == 0
 
-    md = B.format_markdown([board], "Test board")
+    md = T.format_markdown([board], "Test board")
     assert "## MedHorizon" in md
     assert "| 1 | [Perfect](https://example.org/perfect) | 7B | 1 fps, cap 64 | 2025-06-30 | 100.0 [100.0, 100.0] " \
            "| 52 items | — (leader) |" in md
@@ -449,7 +450,7 @@ def test_build_medhorizon_ranks_cis_and_tests(tmp_path, data):
     assert "| 3 | Half | 7B | 32 frames |" in md
     assert f"Data version {d.version}; 4 entries." in md
 
-    rows = _csv_rows(B.format_csv([board]))
+    rows = _csv_rows(T.format_csv([board]))
     assert [r["model"] for r in rows] == names and [r["rank"] for r in rows] == ["1", "2", "3", "4"]
     assert rows[0]["sig_vs_leader"] == "leader" and rows[0]["p_vs_leader"] == ""
     assert rows[1]["sig_vs_leader"] == "no" and rows[3]["sig_vs_leader"] == "yes"
@@ -473,9 +474,9 @@ def test_build_sureon_mu_excludes_sm_and_ties_share_a_rank(data):
     assert perfect.n == 44 and perfect.headline == 1.0  # 40 MCQ + 4 TO; the 2 SM items are not in mu
     assert blind.significant is False and blind.p_value == 1.0
     assert rnd.significant and rnd.ci[0] <= rnd.headline <= rnd.ci[1]
-    _, rows = B.table_rows(board)
+    _, rows = T.table_rows(board)
     assert rows[1][3] == "0 frames, blind"
-    assert "SM (sequence summarization) is judged" in B.board_footnote(board)
+    assert "SM (sequence summarization) is judged" in T.board_footnote(board)
 
 
 # ------------------------------------------------------------------ build: SurgHiBench
@@ -506,7 +507,7 @@ def test_build_surghi_perfect_near_tie_and_all_wrong(data):
     # exact paired permutation test over the 8 videos: only "no swap" is as extreme -> p = 2 / 2^8
     assert wrong.significant and wrong.p_value == pytest.approx(2 / 256)
     assert board.n_unit == "videos" and "stratified by dataset" in board.ci_method
-    rows = _csv_rows(B.format_csv([board]))
+    rows = _csv_rows(T.format_csv([board]))
     assert rows[1]["multi_level[toyA]"] == str(round(31 / 32, 6)) and rows[2]["sig_vs_leader"] == "yes"
 
 
@@ -610,7 +611,7 @@ def test_build_command_three_benchmarks(tmp_path, files, data, capsys):
 def test_markdown_cells_are_text(data):
     d = data["medhorizon"]
     sub = mcq_submission(d, "Net <b>v2</b> | big & fast", lambda i: True, url="https://example.org/a_(b)")
-    md = B.format_markdown(B.build_leaderboard([sub], {"medhorizon": d}, n_resamples=10))
+    md = T.format_markdown(B.build_leaderboard([sub], {"medhorizon": d}, n_resamples=10))
     assert "| [Net &lt;b&gt;v2&lt;/b&gt; \\| big &amp; fast](https://example.org/a_%28b%29) |" in md
     assert "| — (leader) |" in md and md.count("\n| 1 |") == 1
 
@@ -623,7 +624,7 @@ def test_csv_cells_cannot_start_a_formula_and_numbers_stay_numbers(data):
                            notes="@SUM(A1)"),
             mcq_submission(d, "-2+3", lambda i: i % 2 == 0, size="-0.5", notes="\tTAB"),
             mcq_submission(d, "\rCR", lambda i: i % 3 == 0, size="7B", notes="-1e5")]
-    text = B.format_csv(B.build_leaderboard(subs, {"medhorizon": d}, n_resamples=10))
+    text = T.format_csv(B.build_leaderboard(subs, {"medhorizon": d}, n_resamples=10))
     rows = {r["model"]: r for r in csv.DictReader(io.StringIO(text, newline=""))}
     assert sorted(rows) == ["'\nCR", "'-2+3", "'=HYPERLINK(\"http://evil.example\",\"x\")"]
     first = rows["'=HYPERLINK(\"http://evil.example\",\"x\")"]
@@ -650,7 +651,7 @@ def test_markdown_carries_no_html_and_links_only_to_http(data):
             mcq_submission(d, "![pic](https://evil.example/p.png) `code` *em* &#60;b&#62; two\nlines a\\|b",
                            lambda i: i % 2 == 0)]
     boards = B.build_leaderboard(subs, {"medhorizon": d}, n_resamples=10)
-    md = B.format_markdown(boards)
+    md = T.format_markdown(boards)
     assert "<" not in md and ">" not in md  # no tag, comment or autolink can start
     assert _links(md) == [(r"\[click\](javascript:alert(1)) &lt;img src=x onerror=alert(1)&gt;",
                            "https://a.example/%22%3E%3Cimg/src=x/onerror=alert%281%29%3E")]
@@ -663,9 +664,9 @@ def test_markdown_carries_no_html_and_links_only_to_http(data):
 
     # Validation refuses a non-http url; the writer checks again for boards built from other values.
     boards[0].entries[0].metadata["url"] = "javascript:alert(1)"
-    assert _links(B.format_markdown(boards)) == []
+    assert _links(T.format_markdown(boards)) == []
     boards[0].entries[0].metadata["url"] = "HTTPS://ok.example/a b"
-    assert [u for _, u in _links(B.format_markdown(boards))] == ["HTTPS://ok.example/a%20b"]
+    assert [u for _, u in _links(T.format_markdown(boards))] == ["HTTPS://ok.example/a%20b"]
 
 
 # ------------------------------------------------------------------ a submission for another benchmark

@@ -17,6 +17,8 @@ from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.leaderboard import build as B
 from medhorizon_tasks.leaderboard import data as D
 from medhorizon_tasks.leaderboard import submission as S
+from medhorizon_tasks.leaderboard import publish as P
+from medhorizon_tasks.leaderboard import tables as T
 from test_leaderboard import (
     HIERARCHY,
     mcq_submission,
@@ -94,7 +96,7 @@ def test_leaderboard_page_opens_in_headless_chromium(tmp_path):
             surghi_submission(g, "Hier-CLIP", lambda i, r: (r.phase, r.step)),
             surghi_submission(g, "Flat-CLIP", lambda i, r: wrong_labels(r) if i % 3 == 0 else (r.phase, r.step))]
     boards = B.build_leaderboard(subs, {"medhorizon": mh, "surghi": g}, n_resamples=100)
-    paths = B.write_leaderboard(boards, tmp_path / "board", title="MedHorizon-tasks test board")
+    paths = P.write_leaderboard(boards, tmp_path / "board", title="MedHorizon-tasks test board")
     page = paths["html"]
     source = page.read_text()
 
@@ -152,7 +154,7 @@ def test_page_and_markdown_link_the_same_urls_and_only_http(tmp_path):
     hrefs = [html.unescape(h) for h in re.findall(r'<a href="([^"]*)">', page)]
     assert sorted(hrefs) == ["HTTPS://ok.example/a?b=1&c=2", "http://ok.example/\"><img src=x>"]
     assert "<img" not in page and "<script>alert" not in page
-    md_links = re.findall(r"(?<!\\)\]\(([^)\s]*)\)", B.format_markdown(boards))
+    md_links = re.findall(r"(?<!\\)\]\(([^)\s]*)\)", T.format_markdown(boards))
     assert sorted(md_links) == ["HTTPS://ok.example/a?b=1&c=2", "http://ok.example/%22%3E%3Cimg%20src=x%3E"]
 
 

@@ -151,7 +151,7 @@ def _surghi_section(runs: dict, limit: int | None) -> dict:
 def _leaderboard_section(runs: dict, medhorizon_data: Path, out: Path, limit: int | None) -> Path:
     from ..data.synthetic.surghi import build_surghi_sample
     from ..leaderboard import build_leaderboard, load_benchmark_data, make_submission, write_leaderboard
-    from ..leaderboard.build import format_markdown
+    from ..leaderboard.tables import format_markdown
     from ..leaderboard.submission import write_submission
 
     sample = build_surghi_sample()

@@ -159,7 +159,8 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_build(args) -> int:
-    from ..leaderboard.build import build_leaderboard, write_leaderboard
+    from ..leaderboard.build import build_leaderboard
+    from ..leaderboard.publish import write_leaderboard
     from ..leaderboard.submission import read_submission
 
     loader = _DataLoader(args.data, args.hierarchy)

@@ -3,15 +3,17 @@
 A submission is one JSON file (predictions + metadata, :mod:`.submission`)
 tied to a version hash of the benchmark data (:mod:`.data`); a leaderboard
 (:mod:`.build`) validates, scores, ranks and tests submissions against the
-leader and writes Markdown, CSV and a static HTML page (:mod:`.html`). The
-command line is ``medhorizon-tasks leaderboard`` (:mod:`.cli`).
+leader; :mod:`.tables` makes its text (Markdown, CSV, the cells both share),
+:mod:`.html` a static HTML page, and :mod:`.publish` writes the three files.
+The command line is ``medhorizon-tasks leaderboard``
+(:mod:`medhorizon_tasks.commands.leaderboard`).
 """
 
 import importlib
 
 # Imported on first use: every `medhorizon-tasks` command builds the `leaderboard` sub-parser, and the
 # scoring code (numpy, statistics) must not be paid for by the commands that never build a board.
-_WHERE = {"Board": "build", "Entry": "build", "build_leaderboard": "build", "write_leaderboard": "build",
+_WHERE = {"Board": "build", "Entry": "build", "build_leaderboard": "build", "write_leaderboard": "publish",
           "BENCHMARKS": "data", "BenchmarkData": "data", "data_version": "data", "load_benchmark_data": "data",
           "FORMAT": "submission", "FORMAT_VERSION": "submission", "Submission": "submission",
           "make_submission": "submission", "validate_submission": "submission"}

@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from html import escape
 
-from .build import Board, board_footnote, default_title, link_url, table_rows
+from .build import Board
+from .tables import board_footnote, default_title, link_url, table_rows
 
 __all__ = ["render_html", "default_title"]
 

@@ -198,7 +198,7 @@ def _check_metadata(meta: Any, problems: list[str]) -> dict | None:
 
 def _mcq_predictions(entries: list, mode: str | None, problems: list[str]) -> tuple[dict, list]:
     """``uid -> {"raw", "mode", "error"}`` and every id seen (duplicates included)."""
-    from ..benchmarks.medhorizon.release import parse_uid
+    from ..core.predictions import parse_uid
 
     out: dict[str, dict] = {}
     seen: list = []
@@ -389,7 +389,7 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
             entries.append({"dataset": key[0], "video": key[1], "frame": key[2], "phase": p.phase, "step": p.step})
         modes: set = set()
     else:
-        from ..benchmarks.medhorizon.scoring import read_predictions
+        from ..core.predictions import read_predictions
 
         read = read_predictions(predictions, data.ids)
         entries = []

@@ -14,7 +14,8 @@ import os
 from pathlib import Path
 
 from ...benchmarks.sureon import scoring
-from ...benchmarks.sureon.items import load_items, parse_item, parse_uid
+from ...benchmarks.sureon.items import load_items, parse_item
+from ...core.predictions import parse_uid
 from ...benchmarks.sureon.protocol import build_prompt, decode_frames, prepare, setting_key
 from ...core.errors import MedHorizonError, VideoError
 from ...core.safeio import iter_jsonl

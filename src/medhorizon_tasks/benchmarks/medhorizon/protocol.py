@@ -18,7 +18,6 @@ therefore sees exactly the planned frames whatever its own sampler would do.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +25,6 @@ from pathlib import Path
 import numpy as np
 
 from ...core.errors import VideoError
-from ...core.video.frame_cache import CACHE_ENV, FrameCache, cached_decode
-from ...core.video.frame_change import change_signal
-from ...core.paths import resolve_video_path
 from ...core.sampling import (
     ChangeSignal,
     FpsCap,
@@ -41,8 +37,17 @@ from ...core.sampling import (
     VideoMeta,
     plan_frames,
 )
-from ...core.video.decode import VideoIndex, decode_plan, index_video
+from ...core.video.decode import VideoIndex, decode_plan
+from ...core.video.frame_cache import FrameCache, cached_decode
 from ...core.video.metadata import check_duration
+from ...core.video.prepared import (  # noqa: F401  (DEFAULT_MAX_SIDE: part of this protocol's settings)
+    DEFAULT_MAX_SIDE,
+    PreparedVideo,
+    frame_cache_from_env,
+    video_change_signal,
+    video_file,
+    video_index,
+)
 from .release import LETTERS, Item
 
 MODES = ("visual", "text", "oracle")
@@ -50,7 +55,6 @@ STRATEGIES = ("uniform", "frame_change", "hybrid")
 INSTRUCTION = "Answer with only the letter (A, B, C, or D) of the correct option."
 DEFAULT_FPS = 1.0
 DEFAULT_CAP = 64           # the paper's fixed-frame budget for most open models
-DEFAULT_MAX_SIDE = 448     # frames are shrunk so the longer side is at most this (0 = native)
 
 
 @dataclass(frozen=True)
@@ -137,41 +141,6 @@ def evidence_seconds(item: Item) -> tuple[tuple[float, float], ...]:
     return tuple((a / item.fps, b / item.fps) for a, b in item.evidence_windows)
 
 
-def video_file(item: Item, video_root: str | os.PathLike) -> Path:
-    return resolve_video_path(video_root, item.video_path, uid=item.uid)
-
-
-@functools.lru_cache(maxsize=64)
-def _cached_index(path: str, size: int, mtime_ns: int) -> VideoIndex:
-    return index_video(path)
-
-
-def video_index(path: Path, uid: str | None = None) -> VideoIndex:
-    """The packet index of a video, cached per process while the file is unchanged."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise VideoError("video file not found", path=str(path), uid=uid) from None
-    try:
-        return _cached_index(str(path), st.st_size, st.st_mtime_ns)
-    except VideoError as exc:
-        raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
-
-
-@functools.lru_cache(maxsize=64)
-def _cached_signal(path: str, size: int, mtime_ns: int) -> ChangeSignal:
-    return change_signal(path)
-
-
-def video_change_signal(path: Path, uid: str | None = None) -> ChangeSignal:
-    """The low-resolution picture-change signal of a video, computed once per process while unchanged."""
-    st = path.stat()
-    try:
-        return _cached_signal(str(path), st.st_size, st.st_mtime_ns)
-    except VideoError as exc:
-        raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
-
-
 def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None,
              path: Path | None = None) -> FramePlan | None:
     """The frame plan of an item; built on the file's real frame times when the video is indexed.
@@ -190,16 +159,6 @@ def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None,
     return setting.perturbation.apply(plan_frames(meta, setting.policy(item, signal)))
 
 
-@dataclass(frozen=True)
-class PreparedVideo:
-    """An item's video, measured and checked against the data, and its frame plan."""
-
-    path: Path
-    index: VideoIndex
-    plan: FramePlan
-    duration_s: float  # the file's, within tolerance of the data's
-
-
 def prepare(item: Item, setting: FrameSetting, video_root: str | os.PathLike) -> PreparedVideo:
     """Resolve, index and check an item's video, then plan its frames. VideoError (naming the item and
     path) for a missing or unreadable file, or one that does not match the data
@@ -208,11 +167,6 @@ def prepare(item: Item, setting: FrameSetting, video_root: str | os.PathLike) ->
     index = video_index(path, item.uid)
     duration = check_duration(index, item.duration_s, path=path, uid=item.uid)
     return PreparedVideo(path, index, plan_for(item, setting, index, path), duration)
-
-
-def frame_cache_from_env() -> FrameCache | None:
-    """The frame cache when ``$MEDHORIZON_FRAME_CACHE`` names its folder (opt-in: it can grow large)."""
-    return FrameCache() if os.environ.get(CACHE_ENV) else None
 
 
 def decode_frames(video: PreparedVideo, setting: FrameSetting, uid: str | None = None,

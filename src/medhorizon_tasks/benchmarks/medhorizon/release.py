@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ...core.errors import DataError
 from ...core.mcq import parse_options, strip_letter_prefix
+from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl, load_hf_dataset_folder, read_json, read_parquet_rows
 from .taxonomy import resolve_task
 
@@ -118,17 +119,6 @@ def _parse_answer(raw, options: tuple[str, ...], where: str, problems: list[str]
     if s.lower() in lowered:
         return LETTERS[lowered.index(s.lower())]
     problems.append(f"{where} field 'answer': {raw!r} is not among the options A-D {list(options)}")
-    return None
-
-
-def parse_uid(raw) -> str | None:
-    """A uid as text: integers and non-blank strings are accepted, anything else (bools included) is not."""
-    if isinstance(raw, bool):
-        return None
-    if isinstance(raw, int):
-        return str(raw)
-    if isinstance(raw, str) and raw.strip():
-        return raw.strip()
     return None
 
 

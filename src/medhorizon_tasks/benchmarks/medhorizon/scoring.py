@@ -8,22 +8,18 @@ video could not be read (error) count as wrong and are counted separately.
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 
-from ...core.errors import DataError
 from ...core.extract import extract_choice
-from ...core.jsonl import iter_jsonl
-from ...core.log_samples import is_lmms_sample, response_text
+from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
 from ...core.stats import wilson_ci
-from .release import Item, parse_uid
+from .release import Item
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
 
 __all__ = ["score_item", "record_for", "missing_record", "error_record", "read_predictions", "score_predictions",
            "report", "format_table", "PREDICTION_KEYS"]
 
 BENCHMARK = "medhorizon"
-PREDICTION_KEYS = ("prediction", "pred", "answer")
 
 
 def _base(item: Item, mode: str) -> dict:
@@ -60,114 +56,6 @@ def error_record(item: Item, mode: str, error: str) -> dict:
     rec = _base(item, mode)
     rec.update(raw_output=None, extracted=None, status="error", valid=False, correct=False, error=error)
     return rec
-
-
-# ------------------------------------------------------------ prediction files
-
-def read_predictions(path: str | os.PathLike, known_uids) -> dict[str, dict]:
-    """``uid -> {"raw": str | None, "mode": str | None, "error": str | None}`` from a predictions file.
-
-    Accepts the authors' format (``{"uid": 0, "prediction": "A"}``, key
-    ``prediction``, ``pred`` or ``answer``; raw model text allowed),
-    lmms-eval ``--log_samples`` files of this package's tasks, and the
-    per-item records this package writes (``score --records``, VLMEvalKit's
-    ``_records.jsonl``): their ``raw_output`` is the prediction and their video
-    error is kept -- never their gold ``answer``, which would score 100%.
-    Duplicate or unknown uids are errors.
-    """
-    known = set(known_uids)
-    out: dict[str, dict] = {}
-    problems: list[str] = []
-    for line, rec in iter_jsonl(path):
-        if not isinstance(rec, dict):
-            problems.append(f"line {line}: expected a JSON object, got {type(rec).__name__}")
-            continue
-        if is_lmms_sample(rec):
-            entry = _from_lmms_sample(rec, line, problems)
-        elif _is_record(rec):
-            entry = _from_record(rec, line, problems)
-        else:
-            entry = _from_plain(rec, line, problems)
-        if entry is None:
-            continue
-        uid, value = entry
-        if uid not in known:
-            problems.append(f"line {line}: field 'uid': {uid!r} is not an item of this benchmark")
-        elif uid in out:
-            problems.append(f"line {line}: field 'uid': {uid!r} is predicted more than once")
-        else:
-            out[uid] = value
-    if not out and not problems:
-        problems.append("no predictions: the file has no prediction line (an empty or blank file is not an "
-                        "evaluation of any item)")
-    if problems:
-        raise DataError(problems, source=str(path))
-    return out
-
-
-def _is_record(rec: dict) -> bool:
-    """A line of this package's per-item records (any benchmark): it carries the scoring's own fields."""
-    return isinstance(rec.get("benchmark"), str) and "status" in rec and "raw_output" in rec and "correct" in rec
-
-
-def _from_record(rec: dict, line: int, problems: list[str]):
-    uid = parse_uid(rec.get("uid"))
-    if uid is None:
-        problems.append(f"line {line}: field 'uid': missing or not an integer/string")
-        return None
-    raw, error = rec.get("raw_output"), rec.get("error")
-    if raw is not None and not isinstance(raw, str):
-        problems.append(f"line {line} (uid {uid}): field 'raw_output': expected text, got {type(raw).__name__}")
-        return None
-    return uid, {"raw": raw, "mode": rec.get("mode") if isinstance(rec.get("mode"), str) else None,
-                 "error": error if isinstance(error, str) and error else None}
-
-
-def _from_plain(rec: dict, line: int, problems: list[str]):
-    uid = parse_uid(rec.get("uid"))
-    if uid is None:
-        problems.append(f"line {line}: field 'uid': missing or not an integer/string")
-        return None
-    for key in PREDICTION_KEYS:
-        if key in rec:
-            value = rec[key]
-            if value is not None and not isinstance(value, str):
-                problems.append(f"line {line} (uid {uid}): field '{key}': expected text, got {type(value).__name__}")
-                return None
-            return uid, {"raw": value, "mode": rec.get("mode") if isinstance(rec.get("mode"), str) else None,
-                         "error": None}
-    problems.append(f"line {line} (uid {uid}): no prediction field (expected one of {', '.join(PREDICTION_KEYS)})")
-    return None
-
-
-def _from_lmms_sample(rec: dict, line: int, problems: list[str]):
-    """A line of an lmms-eval samples file; our per-item record sits under the metric name ``accuracy``."""
-    metric = rec.get("accuracy") if isinstance(rec.get("accuracy"), dict) else {}
-    doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
-    uid = parse_uid(metric.get("uid", doc.get("uid")))
-    if uid is None:
-        problems.append(f"line {line}: field 'accuracy.uid': this lmms-eval sample is not from a medhorizon task")
-        return None
-    raw = response_text(rec)
-    return uid, {"raw": raw, "mode": metric.get("mode"), "error": metric.get("error")}
-
-
-def records_for(items, predictions: dict[str, dict], mode: str | None, *, score, missing, error) -> list[dict]:
-    """One record per benchmark item (any benchmark): ``score(item, raw, mode)``, ``missing(item, mode)``
-    when it has no prediction, ``error(item, mode, reason)`` when its video failed."""
-    records = []
-    for it in items:
-        p = predictions.get(it.uid)
-        m = mode or (p or {}).get("mode") or "unknown"
-        if p is None:
-            records.append(missing(it, m))
-        elif p.get("error"):
-            rec = error(it, m, p["error"])
-            rec["raw_output"] = p.get("raw")  # what the model said without frames: kept, as record_for keeps it
-            records.append(rec)
-        else:
-            records.append(score(it, p["raw"], m))
-    return records
 
 
 def score_predictions(items: list[Item], predictions: dict[str, dict], mode: str | None = None) -> list[dict]:

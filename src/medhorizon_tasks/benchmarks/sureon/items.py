@@ -38,7 +38,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from ...core.errors import DataError
 from ...core.jsonl import iter_jsonl
 from ...core.mcq import parse_options
-from ..medhorizon.release import parse_uid
+from ...core.predictions import parse_uid
 
 __all__ = ["Category", "CATEGORIES", "CATEGORY_CODES", "GROUPS", "KINDS", "LETTERS", "N_OPTIONS",
            "N_EVENTS", "SureonItem", "resolve_category", "parse_item", "load_items", "features", "to_row",

@@ -17,7 +17,7 @@ from ...core.errors import VideoError
 from ...core.sampling import Clip, FramePlan, plan_frames
 from ...core.video.decode import decode_plan
 from ...core.video.metadata import check_time_inside
-from ..medhorizon.protocol import DEFAULT_MAX_SIDE, PreparedVideo, video_file, video_index
+from ...core.video.prepared import DEFAULT_MAX_SIDE, PreparedVideo, video_file, video_index
 from .items import LETTERS, SureonItem
 
 MODES = ("visual", "blind")

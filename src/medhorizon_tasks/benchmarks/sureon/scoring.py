@@ -26,7 +26,7 @@ from ...core.errors import DataError
 from ...core.extract import extract_choice, strip_reasoning
 from ...core.stats import accuracy_summary, multimodal_gain
 from ...core.text import listing, with_item
-from ..medhorizon.scoring import PREDICTION_KEYS, read_predictions, records_for
+from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
 
 __all__ = ["extract_order", "score_item", "record_for", "missing_record", "error_record", "read_predictions",

@@ -27,7 +27,7 @@ from ...core.paths import resolve_video_path
 from ...core.sampling import FramePlan, Window, plan_frames
 from ...core.video.decode import decode_plan
 from ...core.video.metadata import check_time_inside
-from ..medhorizon.protocol import DEFAULT_MAX_SIDE, PreparedVideo, video_index
+from ...core.video.prepared import DEFAULT_MAX_SIDE, PreparedVideo, video_index
 from .frames import FrameRow
 from .hierarchy import Hierarchy, normalize
 

@@ -1,0 +1,77 @@
+"""An item's video, prepared for decoding: resolved, indexed, checked, and its frame plan.
+
+Shared by every benchmark's protocol (MedHorizon, Sureon, SurgHiBench): each
+builds its own plan, and all of them hand a :class:`PreparedVideo` to the
+decoder. The packet index and the picture-change signal of a file are computed
+once per process while the file is unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import VideoError
+from ..paths import resolve_video_path
+from ..sampling import ChangeSignal, FramePlan
+from .decode import VideoIndex, index_video
+from .frame_cache import CACHE_ENV, FrameCache
+from .frame_change import change_signal
+
+__all__ = ["DEFAULT_MAX_SIDE", "PreparedVideo", "video_file", "video_index", "video_change_signal",
+           "frame_cache_from_env"]
+
+DEFAULT_MAX_SIDE = 448     # frames are shrunk so the longer side is at most this (0 = native)
+
+
+@dataclass(frozen=True)
+class PreparedVideo:
+    """An item's video, measured and checked against the data, and its frame plan."""
+
+    path: Path
+    index: VideoIndex
+    plan: FramePlan
+    duration_s: float  # the file's, within tolerance of the data's
+
+
+def video_file(item, video_root: str | os.PathLike) -> Path:
+    """``item.video_path`` under the video root (never outside it), naming ``item.uid`` in errors."""
+    return resolve_video_path(video_root, item.video_path, uid=item.uid)
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_index(path: str, size: int, mtime_ns: int) -> VideoIndex:
+    return index_video(path)
+
+
+def video_index(path: Path, uid: str | None = None) -> VideoIndex:
+    """The packet index of a video, cached per process while the file is unchanged."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise VideoError("video file not found", path=str(path), uid=uid) from None
+    try:
+        return _cached_index(str(path), st.st_size, st.st_mtime_ns)
+    except VideoError as exc:
+        raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_signal(path: str, size: int, mtime_ns: int) -> ChangeSignal:
+    return change_signal(path)
+
+
+def video_change_signal(path: Path, uid: str | None = None) -> ChangeSignal:
+    """The low-resolution picture-change signal of a video, computed once per process while unchanged."""
+    st = path.stat()
+    try:
+        return _cached_signal(str(path), st.st_size, st.st_mtime_ns)
+    except VideoError as exc:
+        raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
+
+
+def frame_cache_from_env() -> FrameCache | None:
+    """The frame cache when ``$MEDHORIZON_FRAME_CACHE`` names its folder (opt-in: it can grow large)."""
+    return FrameCache() if os.environ.get(CACHE_ENV) else None
