@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["plural", "with_item", "listing", "clean_number", "report_json"]
+__all__ = ["plural", "with_item", "listing", "pct", "clean_number", "report_json"]
 
 
 def plural(n: int, singular: str, plural_form: str | None = None) -> str:
@@ -26,6 +26,18 @@ def listing(title: str, entries: list[str], limit: int = 20) -> list[str]:
     shown = [f"  {e}" for e in entries[:limit]]
     more = [f"  ... and {len(entries) - limit} more"] if len(entries) > limit else []
     return [f"{title} ({len(entries)}):", *shown, *more]
+
+
+def pct(x, digits: int = 1, *, width: int = 0, unit: str = "", missing: str = "—") -> str:
+    """A fraction 0..1 as percent text for the reports: ``pct(0.2624)`` -> ``"26.2"``.
+
+    ``digits`` decimals, right-aligned in ``width`` characters (0: no padding), ``unit`` appended
+    (``"%"``); ``None`` or NaN (no value: an empty group, an undefined metric) is ``missing``, centred
+    in ``width``.
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return missing.center(width) if width else missing
+    return f"{100 * x:{width}.{digits}f}{unit}"
 
 
 def clean_number(x, digits: int = 12):

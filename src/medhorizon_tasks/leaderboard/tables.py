@@ -20,13 +20,10 @@ import numpy as np
 
 from .build import Board, Entry
 from .submission import input_protocol_text
+from ..core.text import pct
 
-__all__ = ["format_markdown", "format_csv", "table_rows", "board_footnote", "default_title", "link_url", "fmt_pct",
-           "fmt_p", "CSV_COLUMNS"]
-
-def fmt_pct(x) -> str:
-    return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
-
+__all__ = ["format_markdown", "format_csv", "table_rows", "board_footnote", "default_title", "link_url", "fmt_p",
+           "CSV_COLUMNS"]
 
 def fmt_p(p: float | None) -> str:
     if p is None:
@@ -35,7 +32,7 @@ def fmt_p(p: float | None) -> str:
 
 
 def headline_text(e: Entry) -> str:
-    return f"{fmt_pct(e.headline)} [{fmt_pct(e.ci[0])}, {fmt_pct(e.ci[1])}]"
+    return f"{pct(e.headline)} [{pct(e.ci[0])}, {pct(e.ci[1])}]"
 
 
 def significance_text(e: Entry) -> str:
@@ -47,7 +44,7 @@ def significance_text(e: Entry) -> str:
 def secondary_text(value, kind: str) -> str:
     if value is None:
         return "—"
-    return str(int(value)) if kind == "count" else fmt_pct(value)
+    return str(int(value)) if kind == "count" else pct(value)
 
 
 def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:

@@ -15,6 +15,7 @@ from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
 from ...core.stats import wilson_ci
 from .release import Item
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
+from ...core.text import pct
 
 __all__ = ["score_item", "record_for", "missing_record", "error_record", "read_predictions", "score_predictions",
            "report", "format_table", "PREDICTION_KEYS"]
@@ -104,10 +105,6 @@ def report(records: list[dict]) -> dict:
     }
 
 
-def _pct(x) -> str:
-    return "—" if x is None else f"{100 * x:.1f}"
-
-
 def format_table(rows: list[tuple[str, str, dict]]) -> str:
     """Rows ``(model, input, report)`` in the layout of the paper's Table 2 (percent, one decimal)."""
     fine = [t.code for t in TASK_TYPES if t.family == "fine_grained"]
@@ -115,8 +112,8 @@ def format_table(rows: list[tuple[str, str, dict]]) -> str:
     head = ["Model", "Input", "Ov.", *fine, *sem]
     body = []
     for model, inp, rep in rows:
-        body.append([model, inp, _pct(rep["overall"]["accuracy"]),
-                     *[_pct(rep["by_task"].get(c, {}).get("accuracy")) for c in fine + sem]])
+        body.append([model, inp, pct(rep["overall"]["accuracy"]),
+                     *[pct(rep["by_task"].get(c, {}).get("accuracy")) for c in fine + sem]])
     widths = [max(len(str(r[i])) for r in [head, *body]) for i in range(len(head))]
     span_fine = sum(widths[3:3 + len(fine)]) + 3 * (len(fine) - 1)
     span_sem = sum(widths[3 + len(fine):]) + 3 * (len(sem) - 1)
@@ -134,7 +131,7 @@ def format_table(rows: list[tuple[str, str, dict]]) -> str:
         o = rep["overall"]
         extra = [f"n={o['n']}"]
         if o.get("ci95"):
-            extra.append(f"95% CI {_pct(o['ci95'][0])}–{_pct(o['ci95'][1])}")
+            extra.append(f"95% CI {pct(o['ci95'][0])}–{pct(o['ci95'][1])}")
         for k in ("invalid", "missing", "errors"):
             if o.get(k):
                 extra.append(f"{k}={o[k]}")

@@ -24,6 +24,7 @@ from collections import defaultdict
 
 from .release import Item
 from .taxonomy import TASK_CODES
+from ...core.text import pct
 
 __all__ = ["evidence_frames", "evidence_ratio", "is_localizable", "sparsity_report", "format_sparsity",
            "PAPER_AUDIT"]
@@ -131,10 +132,6 @@ def sparsity_report(items: list[Item]) -> dict:
     }
 
 
-def _pct(x, digits: int = 3) -> str:
-    return "—" if x is None else f"{100 * x:.{digits}f}%"
-
-
 _SUPPORT_LABEL = {"local": "exact (local)", "proxy": "proxy (lesion union)", "unspecified": "unspecified"}
 
 
@@ -149,8 +146,8 @@ def format_sparsity(report: dict) -> str:
     if report["mean"] is None:
         lines.append("no localizable questions: nothing to estimate")
     else:
-        lines.append(f"mean r_q {_pct(report['mean'])} ({report['evidence_frames_per_1000']:.1f} evidence frames per "
-                     f"1,000 decoded frames), median {_pct(report['median'])}")
+        lines.append(f"mean r_q {pct(report['mean'], 3, unit='%')} ({report['evidence_frames_per_1000']:.1f} evidence frames per "
+                     f"1,000 decoded frames), median {pct(report['median'], 3, unit='%')}")
     rows: list[tuple[str, str, str, str, str]] = []
 
     def section(title: str, groups: dict, labels=None, excluded: bool = False):
@@ -159,7 +156,7 @@ def format_sparsity(report: dict) -> str:
         rows.append((title, "", "", "", ""))
         for key, g in groups.items():
             name = (labels or {}).get(key, key)
-            rows.append(("  " + name, str(g["n"]), _pct(g["mean"]), _pct(g["median"]),
+            rows.append(("  " + name, str(g["n"]), pct(g["mean"], 3, unit='%'), pct(g["median"], 3, unit='%'),
                          str(g.get("n_excluded", "")) if excluded else ""))
 
     section("by support", report.get("by_support", {}), _SUPPORT_LABEL)
@@ -175,7 +172,7 @@ def format_sparsity(report: dict) -> str:
         lines += ["", fmt(head), "  ".join("-" * w for w in widths), *[fmt(r) for r in rows]]
     p = report.get("paper")
     if p:
-        lines += ["", f"paper's audit: {p['n_localizable']:,} localizable, mean {_pct(p['mean'])} "
-                      f"({p['evidence_frames_per_1000']:.1f} per 1,000), median {_pct(p['median'])}; "
+        lines += ["", f"paper's audit: {p['n_localizable']:,} localizable, mean {pct(p['mean'], 3, unit='%')} "
+                      f"({p['evidence_frames_per_1000']:.1f} per 1,000), median {pct(p['median'], 3, unit='%')}; "
                       f"{p['n_local']} exact, {p['n_proxy']} proxy"]
     return "\n".join(lines)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from ...core.errors import DataError
 from ...core.extract import extract_choice, strip_reasoning
 from ...core.stats import accuracy_summary, multimodal_gain
-from ...core.text import listing, with_item
+from ...core.text import listing, pct, with_item
 from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
 
@@ -313,12 +313,8 @@ def report(records: list[dict], *, blind_records: list[dict] | None = None, n_re
     return out
 
 
-def _pct(x) -> str:
-    return "—" if x is None else f"{100 * x:.1f}"
-
-
 def _ci(ci) -> str:
-    return "—" if not ci else f"[{_pct(ci[0])}, {_pct(ci[1])}]"
+    return "—" if not ci else f"[{pct(ci[0])}, {pct(ci[1])}]"
 
 
 def _signed(x) -> str:
@@ -333,7 +329,7 @@ def format_report(rep: dict) -> str:
     rows = []
 
     def row(label, s, gain=None):
-        cells = [label, str(s["n"]), str(s["correct"]), _pct(s["accuracy"]), _ci(s["ci95_bootstrap"]),
+        cells = [label, str(s["n"]), str(s["correct"]), pct(s["accuracy"]), _ci(s["ci95_bootstrap"]),
                  _ci(s["ci95_wilson"])]
         rows.append(cells + ([_signed(gain)] if mg else []))
 
@@ -354,7 +350,7 @@ def format_report(rep: dict) -> str:
     if sm["n"]:
         text = f"SM  Sequence Summarization (LLM judge): n={sm['n']}, judged={sm['judged']}"
         if sm["accuracy"] is not None:
-            text += f", correct={sm['correct']}, accuracy {_pct(sm['accuracy'])}%"
+            text += f", correct={sm['correct']}, accuracy {pct(sm['accuracy'])}%"
         else:
             text += f", correct={sm['correct']}, accuracy — (not judged: {sm['not_judged']})"
         if sm["invalid"]:

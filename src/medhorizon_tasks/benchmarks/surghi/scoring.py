@@ -18,7 +18,6 @@ step separately, missing and error frames included).
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -30,6 +29,7 @@ from .frames import FrameRow, parse_row, read_frame_rows
 from .hierarchy import Hierarchy
 from .metrics import METRIC_KEYS, aggregate_videos, overall, video_metrics
 from .protocol import predicted_labels
+from ...core.text import pct
 
 BENCHMARK = "surghi"
 Key = tuple[str, str, int]
@@ -203,10 +203,6 @@ _SHOW = (("phase_acc", "Phase acc"), ("phase_f1", "Phase F1"), ("step_acc", "Ste
          ("semantic_step", "Semantic"))
 
 
-def _pct(x) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * x:.1f}"
-
-
 def format_report(rep: dict) -> str:
     """Task 1-3 metrics (percent) per dataset and Overall, and what was invalid or missing."""
     names = [*rep["datasets"], "Overall"]
@@ -216,7 +212,7 @@ def format_report(rep: dict) -> str:
     lines = [head]
     for n in names:
         r = rows[n]
-        lines.append(n.ljust(width) + "".join(_pct(r.get(k)).rjust(12) for k, _ in _SHOW) + f"  {r['n_videos']:>6}")
+        lines.append(n.ljust(width) + "".join(pct(r.get(k), missing="-").rjust(12) for k, _ in _SHOW) + f"  {r['n_videos']:>6}")
     for n, r in rows.items():
         notes = [f"{r[k]} {k[2:]}" for k in ("n_invalid", "n_missing", "n_extra", "n_errors") if r.get(k)]
         if notes and n != "Overall":
@@ -226,7 +222,7 @@ def format_report(rep: dict) -> str:
         lines.append(f"{u['n_extra']} prediction(s) for dataset {name!r}, not in the annotations: ignored{hint}")
     for ds, h in rep.get("hierarchies", {}).items():
         lines.append(f"hierarchy {ds}: {h['source']}, {h['phases']} phases, {h['steps']} steps, "
-                     f"tree-likeness {_pct(h['tree_likeness'])}%")
+                     f"tree-likeness {pct(h['tree_likeness'], missing='-')}%")
     return "\n".join(lines)
 
 
