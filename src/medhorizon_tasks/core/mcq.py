@@ -1,10 +1,16 @@
-"""Multiple-choice options as benchmarks publish them: a list, or a mapping keyed by letter, maybe "A."-prefixed."""
+"""Multiple-choice items as benchmarks publish them: options as a list, or a mapping keyed by letter, maybe
+"A."-prefixed; the answer key as a letter, a prefixed option ("B. Dissection") or the option's text."""
 
 from __future__ import annotations
 
 import re
 
-_PREFIX = re.compile(r"^\s*\(?([A-Za-z])\s*[\.\):：]\s*")
+_PREFIX = re.compile(r"^\s*\(?([A-Za-z])\s*[\.\):：]\s*")  # "B. ", "(B) ", "B: ", "B："
+_BARE_LETTER = re.compile(r"\(?\s*([A-Za-z])\s*[\.\):]?\s*")
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
 
 
 def strip_letter_prefix(text: str, letter: str) -> str:
@@ -51,3 +57,26 @@ def parse_options(raw, letters: tuple[str, ...], where: str, problems: list[str]
         problems.append(f"{where} field 'options': options must be distinct, repeated: {dup}")
         return None
     return tuple(out)
+
+
+def parse_answer_key(raw, options: tuple[str, ...], letters: tuple[str, ...], where: str,
+                     problems: list[str]) -> str | None:
+    """The gold letter of an item whose ``answer`` field is a letter (``"B"``, ``"(b)"``, ``"B."``), the
+    option with its own letter prefix (``"B. Dissection"``), or the option's text (case and spacing
+    ignored); problems name ``where`` and the field."""
+    span = f"{letters[0]}-{letters[-1]}"
+    if not isinstance(raw, str) or not raw.strip():
+        problems.append(f"{where} field 'answer': expected a letter {span} or an option text, got {raw!r}")
+        return None
+    s = raw.strip()
+    m = _BARE_LETTER.fullmatch(s)
+    if m and m.group(1).upper() in letters:
+        return m.group(1).upper()
+    lowered = [_norm(o) for o in options]
+    m = _PREFIX.match(s)
+    if m and m.group(1).upper() in letters and _norm(s[m.end():]) == lowered[letters.index(m.group(1).upper())]:
+        return m.group(1).upper()
+    if _norm(s) in lowered:
+        return letters[lowered.index(_norm(s))]
+    problems.append(f"{where} field 'answer': {raw!r} is not among the options {span} {list(options)}")
+    return None

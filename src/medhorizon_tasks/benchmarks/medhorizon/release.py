@@ -12,12 +12,11 @@ from __future__ import annotations
 import functools
 import math
 import os
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ...core.errors import DataError
-from ...core.mcq import parse_options, strip_letter_prefix
+from ...core.mcq import parse_answer_key, parse_options
 from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl, load_hf_dataset_folder, read_json, read_parquet_rows
 from .taxonomy import resolve_task
@@ -98,28 +97,12 @@ def items_to_dataset(items: list[Item]):
 
 # ------------------------------------------------------------------ parsing
 
-_PREFIX = re.compile(r"^\s*\(?([A-Da-d])\s*[\.\):：]\s*")
-
-
 def _parse_options(raw, where: str, problems: list[str]) -> tuple[str, ...] | None:
     return parse_options(raw, LETTERS, where, problems)
 
+
 def _parse_answer(raw, options: tuple[str, ...], where: str, problems: list[str]) -> str | None:
-    if not isinstance(raw, str) or not raw.strip():
-        problems.append(f"{where} field 'answer': expected a letter A-D, got {raw!r}")
-        return None
-    s = raw.strip()
-    m = re.fullmatch(r"\(?\s*([A-Da-d])\s*[\.\):]?\s*", s)
-    if m:
-        return m.group(1).upper()
-    m = _PREFIX.match(s)  # "B. Dissection"
-    if m and strip_letter_prefix(s, m.group(1).upper()).lower() == options[LETTERS.index(m.group(1).upper())].lower():
-        return m.group(1).upper()
-    lowered = [o.lower() for o in options]
-    if s.lower() in lowered:
-        return LETTERS[lowered.index(s.lower())]
-    problems.append(f"{where} field 'answer': {raw!r} is not among the options A-D {list(options)}")
-    return None
+    return parse_answer_key(raw, options, LETTERS, where, problems)
 
 
 def _windows_from(raw, num_frames: int, fps: float, seconds: bool, where: str, field: str,

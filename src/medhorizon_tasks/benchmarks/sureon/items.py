@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from ...core.errors import DataError
 from ...core.jsonl import iter_jsonl
-from ...core.mcq import parse_options
+from ...core.mcq import parse_answer_key, parse_options
 from ...core.predictions import parse_uid
 
 __all__ = ["Category", "CATEGORIES", "CATEGORY_CODES", "GROUPS", "KINDS", "LETTERS", "N_OPTIONS",
@@ -166,9 +166,6 @@ def from_row(row: dict) -> dict:
 
 # ------------------------------------------------------------------ parsing
 
-_PREFIX = re.compile(r"^\s*\(?([A-Ga-g])\s*[\.\):：]\s*")
-
-
 def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
@@ -176,28 +173,9 @@ def _norm(text: str) -> str:
 def _parse_options(raw, where: str, problems: list[str]) -> tuple[str, ...] | None:
     return parse_options(raw, LETTERS, where, problems)
 
+
 def _parse_mcq_answer(raw, options: tuple[str, ...], where: str, problems: list[str]) -> str | None:
-    if not isinstance(raw, str) or not raw.strip():
-        problems.append(f"{where} field 'answer': expected a letter A-G or an option text, got {raw!r}")
-        return None
-    s = raw.strip()
-    m = re.fullmatch(r"\(?\s*([A-Za-z])\s*[\.\):]?\s*", s)
-    if m:
-        letter = m.group(1).upper()
-        if letter in LETTERS:
-            return letter
-        problems.append(f"{where} field 'answer': letter {letter!r} is outside A-G")
-        return None
-    lowered = [_norm(o) for o in options]
-    m = _PREFIX.match(s)  # "B. Dissection"
-    if m:
-        letter = m.group(1).upper()
-        if _norm(s[m.end():]) == lowered[LETTERS.index(letter)]:
-            return letter
-    if _norm(s) in lowered:
-        return LETTERS[lowered.index(_norm(s))]
-    problems.append(f"{where} field 'answer': {raw!r} is neither a letter A-G nor one of the options")
-    return None
+    return parse_answer_key(raw, options, LETTERS, where, problems)
 
 
 def _parse_events(raw, where: str, problems: list[str]) -> tuple[str, ...] | None:
