@@ -42,8 +42,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .benchmarks.medhorizon.taxonomy import FAMILIES, TASK_CODES
-from .core.errors import DataError
+from ..benchmarks.medhorizon.taxonomy import FAMILIES, TASK_CODES
+from ..core.errors import DataError
 
 __all__ = ["Acc", "CHANCE", "CI_METHODS", "ResultsFile",
            "build_frame_scaling", "build_evidence_settings", "build_per_task", "build_order", "build_sampling",
@@ -161,7 +161,7 @@ def _interval(ci, value: float, where: str) -> tuple[float, float]:
 
 
 def _wilson(correct, n, value: float, where: str) -> Acc:
-    from .core.stats import wilson_ci
+    from ..core.stats import wilson_ci
 
     if not (_is_count(correct) and _is_count(n) and n > 0 and correct <= n):
         return Acc(value)
@@ -836,7 +836,7 @@ def _load_lmms(data: dict, path: Path) -> ResultsFile:
             correct = round(value * n)
             # An accuracy that is not k/n (Sureon's mu leaves its SM items out of n) gets no interval on n.
             if abs(correct / n - value) <= 1e-9 + 1e-12 * n:
-                from .core.stats import wilson_ci
+                from ..core.stats import wilson_ci
 
                 lo, hi = wilson_ci(correct, n)
                 acc = Acc(value, min(lo, value), max(hi, value), "wilson_lmms")
@@ -919,7 +919,7 @@ def load_results(path: str | os.PathLike) -> ResultsFile:
 
     Anything else is one :class:`DataError` naming the file and the accepted shapes.
     """
-    from .core.safeio import read_json
+    from ..core.safeio import read_json
 
     path = Path(path)
     data = read_json(path)
