@@ -276,18 +276,20 @@ def make_original():
 
 
 def make_ours():
-    from medhorizon_tasks.core import extract
+    from medhorizon_tasks.core.extract import choice
+    from medhorizon_tasks.core.extract import options as option_texts
 
     def ours(text: str, options: list[str]) -> str | None:
-        return extract.extract_choice(text, options).letter
+        return choice.extract_choice(text, options).letter
 
     def clear() -> None:
         """Compiled option patterns cleared, as in a fresh process; the whole-result memo off: this table
         measures extraction itself (25 runs repeat many short answers, which the memo would not extract
         again; the end-to-end timing below has it on, as a user's process does)."""
-        for cache in (extract._option_set, extract._option_pattern, extract._compiled, extract._extract_memo):
+        for cache in (option_texts._option_set, option_texts._option_pattern, option_texts._compiled,
+                      choice._extract_memo):
             cache.cache_clear()
-        extract._MEMO_MAX_CHARS = -1
+        choice._MEMO_MAX_CHARS = -1
 
     return ours, clear
 

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from medhorizon_tasks.core import extract as extract_module
 from medhorizon_tasks.core.extract import Extraction, extract_choice, letters_for
+from medhorizon_tasks.core.extract import choice as extract_module
+from medhorizon_tasks.core.extract import options as options_module
 
 # MedHorizon-style phase options (4) and a 7-option set (A-G).
 O4 = ["Preparation", "Dissection", "Lymph node dissection", "Closure"]
@@ -418,15 +419,15 @@ def test_960kb_adversarial_outputs(name):
 
 
 def test_compiled_option_patterns_are_cached():
-    for cache in (extract_module._option_set, extract_module._option_pattern, extract_module._compiled):
+    for cache in (options_module._option_set, options_module._option_pattern, options_module._compiled):
         cache.cache_clear()
     for _ in range(3):
         extract_module._extract_memo.cache_clear()  # the whole-result memo would hide the per-option caches
         assert extract_choice("The answer is lymph node dissection.", O4) == Extraction("C", "ok")
         assert extract_choice("The answer is closure.", list(reversed(O4))) == Extraction("A", "ok")
-    per_question = extract_module._option_set.cache_info()
-    per_text = extract_module._option_pattern.cache_info()
-    compiled = extract_module._compiled.cache_info()
+    per_question = options_module._option_set.cache_info()
+    per_text = options_module._option_pattern.cache_info()
+    compiled = options_module._compiled.cache_info()
     assert (per_question.misses, per_question.hits) == (2, 4)
     assert per_text.misses == 8  # each (text, letter) once: the letter decides which "B." prefix is stripped
     # compiled once each, and only for options an output may name ("Preparation" never is)

@@ -8,6 +8,7 @@ import pytest
 from medhorizon_tasks.benchmarks.sureon import items as I
 from medhorizon_tasks.benchmarks.sureon import scoring as S
 from medhorizon_tasks.core.errors import DataError
+from medhorizon_tasks.core.extract import extract_order
 from medhorizon_tasks.core.judge import Verdict
 from medhorizon_tasks.core.stats import accuracy_summary, wilson_ci
 
@@ -226,13 +227,13 @@ TO_CASES = [
 
 @pytest.mark.parametrize("case,text,expected", TO_CASES, ids=[c[0] for c in TO_CASES])
 def test_extract_order(case, text, expected):
-    assert S.extract_order(text, EVENTS) == expected
+    assert extract_order(text, EVENTS) == expected
 
 
 def test_extract_order_returns_given_labels_and_rejects_str_events():
-    assert S.extract_order("b, c, a", ["A", "B", "C"]) == ("B", "C", "A")
+    assert extract_order("b, c, a", ["A", "B", "C"]) == ("B", "C", "A")
     with pytest.raises(TypeError):
-        S.extract_order("x", "abc")
+        extract_order("x", "abc")
 
 
 # ------------------------------------------------------------------ per-item scoring

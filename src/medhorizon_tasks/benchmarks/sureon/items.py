@@ -20,7 +20,7 @@ Item file contract: JSON Lines, one item per line, with ``uid``,
   the option text);
 * TO:  ``events`` (exactly 3 distinct labels) and ``answer`` (the 3 labels in
   their true order: a list that is a permutation of ``events``, or a string
-  such as "X > Y > Z" read by :func:`~.scoring.extract_order`);
+  such as "X > Y > Z" read by :func:`medhorizon_tasks.core.extract.extract_order`);
 * SM:  ``reference`` (non-empty text).
 
 All problems of a file are collected and reported together (DataError), each
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from ...core.errors import DataError
+from ...core.extract import extract_order  # the same reader as predictions
 from ...core.jsonl import iter_jsonl
 from ...core.mcq import parse_answer_key, parse_options
 from ...core.predictions import parse_uid
@@ -200,8 +201,6 @@ def _parse_events(raw, where: str, problems: list[str]) -> tuple[str, ...] | Non
 def _parse_order(raw, events: tuple[str, ...], where: str, problems: list[str]) -> tuple[str, str, str] | None:
     by_norm = {_norm(e): e for e in events}
     if isinstance(raw, str):
-        from .scoring import extract_order  # the same reader as predictions
-
         order = extract_order(raw, events)
         if order is None:
             problems.append(f"{where} field 'answer': cannot read an order of the 3 events {list(events)} "

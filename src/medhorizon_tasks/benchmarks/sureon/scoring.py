@@ -1,4 +1,4 @@
-"""Sureon scoring: per-item records, temporal-order extraction, the report.
+"""Sureon scoring: per-item records, the report.
 
 Paper (section 4, appendix D.1): "The eight multiple-choice types are scored
 by exact-match accuracy against the correct option. For TO, we extract the
@@ -8,7 +8,7 @@ the LLM judge ... Reported mu is the pooled accuracy over the ... accuracy-
 scored items; SM is reported separately and excluded from mu."
 
 * MCQ: :func:`medhorizon_tasks.core.extract.extract_choice` over the 7 options.
-* TO:  :func:`extract_order`, then exact tuple equality.
+* TO:  :func:`medhorizon_tasks.core.extract.extract_order`, then exact tuple equality.
 * SM:  a judge callable (``Judge.judge``-compatible) or None (not judged).
 
 Items without a prediction (``missing``), with an unextractable answer, or
@@ -17,13 +17,11 @@ whose video could not be read (``error``) count as wrong, as in MedHorizon.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from ...core.errors import DataError
-from ...core.extract import extract_choice, strip_reasoning
+from ...core.extract import clean_answer, extract_choice, extract_order
 from ...core.stats import accuracy_summary, multimodal_gain
 from ...core.text import listing, pct, with_item
 from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
@@ -41,70 +39,10 @@ JudgeFn = Callable[..., object]  # judge(*, uid, question, reference, answer) ->
 
 # ------------------------------------------------------------------ temporal ordering
 
-_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
-# The final answer portion starts after the last cue: "answer:", "Answer is", "order:",
-# "final order is", '"order": [...]'.
-_CUE = re.compile(r"\b(?:answer|order)\b[\"']?\s*(?:[:：=]|\bis\b)", re.I)
-_DECORATION = re.compile(r"[*`#]")
-
-
-def _clean(text: str) -> str:
-    t = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    return _DECORATION.sub(" ", strip_reasoning(t))
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
-def _final_portion(text: str) -> str:
-    cues = list(_CUE.finditer(text))
-    return text[cues[-1].end():] if cues else text
-
-
-def extract_order(text: str | None, events: Sequence[str]) -> tuple[str, str, str] | None:
-    """The predicted order of the three event labels in ``text``, or None.
-
-    Reasoning blocks (``<think>…</think>``) are ignored. The final answer
-    portion is the text after the last "answer:" / "answer is" / "order:" cue
-    (the whole text without one). Labels are matched case-insensitively, with
-    whitespace normalised, as whole words, longest label first (a label that
-    is part of a longer label's mention is not a mention of its own). The
-    order is the order of first mention, so JSON lists, "A > B > C",
-    "1. A 2. B 3. C", "first A, then B, finally C", comma / arrow / newline
-    separated lists all read the same. None unless each of the three labels
-    occurs exactly once in the final answer portion. Returns the labels as
-    given in ``events``.
-    """
-    if isinstance(events, str):
-        raise TypeError("events must be a sequence of labels, not a str")
-    labels = list(events)
-    if text is None or not isinstance(text, str) or not labels:
-        return None
-    portion = _norm(_final_portion(_clean(text)))
-    if not portion:
-        return None
-    taken: list[tuple[int, int]] = []
-    first: dict[int, int] = {}
-    for idx in sorted(range(len(labels)), key=lambda i: -len(_norm(labels[i]))):
-        label = _norm(labels[idx])
-        if not label:
-            return None
-        pattern = re.compile(r"(?<![0-9a-z])" + re.escape(label) + r"(?![0-9a-z])")
-        hits = [(m.start(), m.end()) for m in pattern.finditer(portion)
-                if not any(m.start() < e and s < m.end() for s, e in taken)]
-        if len(hits) != 1:
-            return None
-        taken.append(hits[0])
-        first[idx] = hits[0][0]
-    order = sorted(first, key=first.get)
-    return tuple(labels[i] for i in order)  # type: ignore[return-value]
-
-
 def to_status(text: str | None, order) -> str:
     if order is not None:
         return "ok"
-    if text is None or not _clean(text).strip():
+    if text is None or not clean_answer(text).strip():
         return "empty"
     return "unparsed"
 
@@ -151,7 +89,7 @@ def score_item(item: SureonItem, raw_output: str | None, mode: str, *, judge=Non
         correct = bool(valid and tuple(order) == tuple(item.answer))
     else:  # sm
         fn = _judge_fn(judge)
-        answer = _clean(raw_output).strip() if isinstance(raw_output, str) else ""
+        answer = clean_answer(raw_output).strip() if isinstance(raw_output, str) else ""
         extracted = answer
         if fn is None:
             status, valid, correct = "not_judged", False, None
