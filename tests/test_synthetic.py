@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from medhorizon_tasks.data.synthetic import layout as L
 from medhorizon_tasks.data.synthetic import medhorizon as S
+from medhorizon_tasks.data.synthetic import questions as Q
+from medhorizon_tasks.data.synthetic import video_writer as V
 from medhorizon_tasks.data.synthetic.visual_code import (
     BackgroundGenerator,
     background_frame,
@@ -84,7 +87,7 @@ def test_build_size_and_manifest(built, capsys):
         )
     assert size < 40e6
     assert (
-        manifest["generator_version"] == S.GENERATOR_VERSION and manifest["seed"] == 0
+        manifest["generator_version"] == L.GENERATOR_VERSION and manifest["seed"] == 0
     )
     assert manifest["num_videos"] == 16 and manifest["num_questions"] == sum(
         len(r["qa"]) for r in bench.records()
@@ -93,10 +96,10 @@ def test_build_size_and_manifest(built, capsys):
 
 def test_jsonl_deterministic(built):
     bench, _ = built
-    a = S.jsonl_bytes(S.plan_synthetic(0))
-    assert a == S.jsonl_bytes(S.plan_synthetic(0))
+    a = Q.jsonl_bytes(Q.plan_synthetic(0))
+    assert a == Q.jsonl_bytes(Q.plan_synthetic(0))
     assert a == bench.data_path.read_bytes()
-    assert a != S.jsonl_bytes(S.plan_synthetic(1))
+    assert a != Q.jsonl_bytes(Q.plan_synthetic(1))
 
 
 def test_cache_hit_builds_and_rewrites_nothing(built, monkeypatch):
@@ -117,7 +120,7 @@ def test_default_dir(monkeypatch, tmp_path):
     assert S.default_synthetic_dir() == tmp_path / "x"
     monkeypatch.delenv("MEDHORIZON_SYNTHETIC_DIR")
     d = S.default_synthetic_dir()
-    assert d.name == f"v{S.GENERATOR_VERSION}" and d.parent.name == "synthetic"
+    assert d.name == f"v{L.GENERATOR_VERSION}" and d.parent.name == "synthetic"
 
 
 def test_refuses_to_replace_foreign_folder(tmp_path):
@@ -199,7 +202,7 @@ def test_questions(records):
                 "Fine-grained Understanding",
                 "Semantic Reasoning",
             )
-            assert q["task_name"] == S.SYNTHETIC_TASKS[q["task_id"]][0]
+            assert q["task_name"] == L.SYNTHETIC_TASKS[q["task_id"]][0]
             support = q["evidence"]["support"]
             if q["task_id"] in ("WR", "RSR", "CPR"):
                 assert support == "global"
@@ -255,7 +258,7 @@ def test_frame_counts_match_metadata(built, records):
     bench, _ = built
     for r in records:
         path = bench.video_path(r)
-        assert S.count_frames(path) == r["num_frames"], r["key"]
+        assert V.count_frames(path) == r["num_frames"], r["key"]
         with av.open(str(path)) as c:
             assert float(c.streams.video[0].average_rate) == r["fps"]
 
@@ -324,7 +327,7 @@ def test_codes_survive_each_codec(tmp_path, codec):
         for i, t in enumerate(truth)
     ]
     path = tmp_path / f"{codec}.mp4"
-    assert S.write_video(path, frames, 2.0, w, h, codec=codec) == len(frames)
+    assert V.write_video(path, frames, 2.0, w, h, codec=codec) == len(frames)
     decoded = _decode_all(path)
     assert len(decoded) == len(frames)
     assert [decode_code(f) for f in decoded] == truth
@@ -371,7 +374,7 @@ def test_background_never_decodes():
 @pytest.fixture
 def tiny_layout(monkeypatch):
     layout = (("TMVP", 0, 2, (64, 48, 2.0), ("PR", "SD", "IR")),)
-    monkeypatch.setattr(S, "_VIDEO_LAYOUT", layout)
+    monkeypatch.setattr(L, "_VIDEO_LAYOUT", layout)
     calls = []
     real = S._build_into
 
@@ -444,7 +447,7 @@ def _rebuild_kwargs(change, monkeypatch):
     if change == "seed":
         return {"seed": 1, "progress": False}
     if change == "generator_version":
-        monkeypatch.setattr(S, "GENERATOR_VERSION", S.GENERATOR_VERSION + 1)
+        monkeypatch.setattr(L, "GENERATOR_VERSION", L.GENERATOR_VERSION + 1)
         return {"seed": 0, "progress": False}
     return {"seed": 0, "force": True, "progress": False}
 
@@ -598,5 +601,5 @@ def test_the_benchmark_builds_beside_samples_built_first(tmp_path):
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")
-    with pytest.raises(S.DataError, match="notes.txt"):
+    with pytest.raises(DataError, match="notes.txt"):
         S.build_synthetic(foreign, seed=0, progress=False)

@@ -23,7 +23,7 @@ phase, cousin errors across phases): the hierarchy-aware metrics have something 
 tests can check predictions against what each window shows, and the files the builder
 wrote: a rebuild (another seed) removes or replaces only those, keeps whatever lies beside
 them, and refuses, naming it, when something else sits inside ``videos/`` or where the
-sample writes (see :func:`~medhorizon_tasks.data.synthetic.medhorizon.build_folder`).
+sample writes (see :func:`~medhorizon_tasks.data.synthetic.folders.build_folder`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .medhorizon import build_folder, default_synthetic_dir, manifest_files, sample_is_valid, write_video
+from .folders import build_folder, manifest_files, sample_is_valid
+from .medhorizon import default_synthetic_dir
+from .video_writer import write_video
 from .visual_code import BackgroundGenerator, encode_code
 
 SAMPLE_VERSION = 2
