@@ -97,21 +97,26 @@ def _listed(entries: list[str]) -> str:
 
 def manifest_files(root: Path, generator: str, legacy: Callable[[dict], list[str] | None]) -> set[str] | None:
     """The files (relative POSIX paths) a builder wrote in ``root``, from its manifest: its ``files`` list when
-    the manifest names ``generator``, else ``legacy(manifest)`` (a manifest from before the list), else None."""
+    the manifest names ``generator`` and has one, else ``legacy(manifest)`` (a manifest from before the list),
+    else None."""
     manifest = _read_manifest(root)
     if manifest is None:
         return None
-    files = manifest.get("files") if manifest.get("generator") == generator else legacy(manifest)
+    files = manifest.get("files") if manifest.get("generator") == generator else None
+    if files is None:
+        files = legacy(manifest)
     if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
         return None
     return {*files, MANIFEST_NAME}
 
 
-def sample_is_valid(root: Path, seed: int, version: int, owned: Callable[[Path], set[str] | None]) -> bool:
-    """A complete sample build of this ``version`` and ``seed``: its manifest, and every file it lists."""
+def sample_is_valid(root: Path, seed: int, version: int, owned: Callable[[Path], set[str] | None], *,
+                    version_key: str = "version") -> bool:
+    """A complete build of this ``version`` (the manifest's ``version_key``) and ``seed``: its manifest,
+    and every file it lists."""
     manifest = _read_manifest(root)
     files = owned(root)
-    return (manifest is not None and files is not None and manifest.get("version") == version
+    return (manifest is not None and files is not None and manifest.get(version_key) == version
             and manifest.get("seed") == seed and all((root / f).is_file() for f in files))
 
 

@@ -55,7 +55,7 @@ import numpy as np
 # GENERATOR_VERSION is read as layout.GENERATOR_VERSION, so that replacing it there reaches the build too
 # (see .layout); the names imported below but not used here stay importable from here (__all__)
 from . import layout
-from .folders import MANIFEST_NAME, _read_manifest, build_folder
+from .folders import MANIFEST_NAME, build_folder, manifest_files, sample_is_valid
 from .layout import GENERATOR_VERSION, LETTERS, SYNTHETIC_SOURCES, SYNTHETIC_TASKS, _video_spec
 from .questions import jsonl_bytes, plan_synthetic
 from .video_writer import count_frames, pick_codec, write_video
@@ -167,19 +167,21 @@ def default_synthetic_dir() -> Path:
     )
 
 
+def _legacy_files(manifest: dict) -> list[str] | None:
+    """Manifests from before the "files" list: the same files, named by "videos"."""
+    videos = manifest.get("videos")
+    if manifest.get("generator") != GENERATOR or not isinstance(videos, list):
+        return None
+    return [SYNTHETIC_JSONL_NAME, *(f"videos/{v}" for v in videos)]
+
+
+def _owned_files(root: Path) -> set[str] | None:
+    """The files (relative POSIX paths) that the synthetic builder wrote in ``root``, from its manifest."""
+    return manifest_files(root, GENERATOR, _legacy_files)
+
+
 def _is_valid(root: Path, seed: int) -> bool:
-    manifest = _read_manifest(root)
-    if manifest is None:
-        return False
-    if (
-        manifest.get("generator_version") != layout.GENERATOR_VERSION
-        or manifest.get("seed") != seed
-    ):
-        return False
-    bench = SyntheticBenchmark.at(root)
-    if not bench.data_path.is_file():
-        return False
-    return all((bench.video_root / p).is_file() for p in manifest.get("videos", []))
+    return sample_is_valid(root, seed, layout.GENERATOR_VERSION, _owned_files, version_key="generator_version")
 
 
 def _build_into(tmp: Path, seed: int, progress: bool) -> dict[str, Any]:
@@ -230,22 +232,6 @@ def _build_into(tmp: Path, seed: int, progress: bool) -> dict[str, Any]:
         json.dumps(manifest, indent=2) + "\n", encoding="utf-8"
     )
     return manifest
-
-
-def _owned_files(root: Path) -> set[str] | None:
-    """The files (relative POSIX paths) that the synthetic builder wrote in ``root``, from its manifest."""
-    manifest = _read_manifest(root)
-    if manifest is None or manifest.get("generator") != GENERATOR:
-        return None
-    files = manifest.get("files")
-    if files is None:  # manifests from before the "files" list: the same files, named by "videos"
-        videos = manifest.get("videos")
-        if not isinstance(videos, list):
-            return None
-        files = [SYNTHETIC_JSONL_NAME, *(f"videos/{v}" for v in videos)]
-    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
-        return None
-    return {*files, MANIFEST_NAME}
 
 
 def build_synthetic(
