@@ -13,7 +13,7 @@ from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.lines import Line2D
 
 from medhorizon_tasks import plots
-from medhorizon_tasks.commands import diagnose
+from medhorizon_tasks.commands.jobs import diagnose
 from medhorizon_tasks.benchmarks.medhorizon import scoring
 from medhorizon_tasks.benchmarks.medhorizon.diagnostics import DIAGNOSTICS
 from medhorizon_tasks.benchmarks.medhorizon.scoring import report

@@ -612,7 +612,7 @@ def test_score_records_on_a_full_disk_is_one_message(tmp_path, disk_full, capsys
 
 
 def test_diagnose_outputs_on_a_full_disk(tmp_path, disk_full):
-    from medhorizon_tasks.commands import diagnose
+    from medhorizon_tasks.commands.jobs import diagnose
 
     rows = [{"diagnostic": "budgets", "label": "4 frames", "group": "uniform", "x": 4, "task": "t", "model": "m",
              "accuracy": 0.5, "fine_grained": 0.5, "semantic_reasoning": 0.5}]
@@ -628,7 +628,7 @@ def test_diagnose_outputs_on_a_full_disk(tmp_path, disk_full):
 
 
 def test_diagnose_png_on_a_full_disk(tmp_path, monkeypatch):
-    from medhorizon_tasks.commands import diagnose
+    from medhorizon_tasks.commands.jobs import diagnose
 
     rows = [{"diagnostic": "budgets", "label": "4 frames", "group": "uniform", "x": 4, "task": "t", "model": "m",
              "accuracy": 0.5, "fine_grained": 0.5, "semantic_reasoning": 0.5}]

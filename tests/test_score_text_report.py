@@ -83,7 +83,7 @@ def test_plural_counts_in_the_cache_report(tmp_path, capsys):
 def test_demo_without_lmms_eval_names_the_extra_before_any_work(monkeypatch, capsys):
     import importlib.util
 
-    import medhorizon_tasks.commands.demo as demo
+    import medhorizon_tasks.commands.jobs.demo as demo
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "lmms_eval" else real(name, *a))

@@ -1,179 +1,23 @@
-"""The main job: the MedHorizon protocol end to end on the embedded synthetic benchmark.
-
-Builds the synthetic benchmark, runs the real lmms-eval CLI with the probe
-models (needle: visual cap 64, text, oracle; random: text), scores the
-samples files with the same scorer as ``medhorizon-tasks score``, checks that
-it agrees with lmms-eval's own numbers, and prints a Table 2-style report and
-the random / text / uniform / oracle comparison. The same runs label the
-SurgHiBench synthetic sample (tree and DAG hierarchies), scored the same way,
-and every run becomes a leaderboard submission: the demo ends by building
-the leaderboard (Markdown, CSV, HTML).
-"""
+"""``medhorizon-tasks demo``: build the synthetic benchmark and run lmms-eval with the probe models
+(the run itself: :mod:`.jobs.demo`)."""
 
 from __future__ import annotations
 
-import json
-import time
-from pathlib import Path
+import argparse
 
-from ..adapters.lmms_eval.runner import run_lmms_eval
-from ..benchmarks.medhorizon import scoring
-from ..benchmarks.medhorizon.release import load_release
-from ..benchmarks.medhorizon.taxonomy import FAMILIES
-from ..data.synthetic.medhorizon import build_synthetic
-from ..core.errors import MedHorizonError
-from ..core.jsonl import write_jsonl
-
-LONG_VIDEO_S = 3600.0
-
-# (row label, model, task, mode, Input column)
-ROWS = (
-    ("Random (seeded guess)", "medhorizon_random", "medhorizon_synthetic_text", "random", "–"),
-    ("Needle probe, text only", "medhorizon_needle", "medhorizon_synthetic_text", "text", "–"),
-    ("Needle probe, uniform", "medhorizon_needle", "medhorizon_synthetic", "visual", "1 FPS, cap 64"),
-    ("Needle probe, oracle", "medhorizon_needle", "medhorizon_synthetic_oracle", "oracle", "GT evidence"),
-)
+__all__ = ["add_parser"]
 
 
-SURGHI_TASK = "surghi_synthetic"
-SURGHI_ROWS = (("Needle probe", "medhorizon_needle"), ("Random (seeded guess)", "medhorizon_random"))
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add ``demo`` to the main parser's sub-parsers."""
+    d = sub.add_parser("demo", help="build the synthetic benchmark and run lmms-eval with the probe models")
+    d.add_argument("--out", default="medhorizon_demo", help="output folder (default: ./medhorizon_demo)")
+    d.add_argument("--limit", type=int, default=None, help="lmms-eval --limit (items per task), for a quick look")
+    d.set_defaults(func=_cmd_demo)
+    return d
 
 
-def _pct(x) -> str:
-    return "  —  " if x is None else f"{100 * x:5.1f}"
+def _cmd_demo(args) -> int:
+    from .jobs.demo import run_demo
 
-
-def require_lmms_eval() -> None:
-    """The demo runs the real lmms-eval CLI: say which extra brings it before doing any work."""
-    import importlib.util
-
-    if importlib.util.find_spec("lmms_eval") is None:
-        raise MedHorizonError("the demo runs the real lmms-eval CLI, which is not installed here: install the "
-                              "package with its lmms extra, pip install 'medhorizon-tasks[lmms]' (from a checkout: "
-                              "pip install -e '.[lmms]')")
-
-
-def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) -> int:
-    require_lmms_eval()
-    t0 = time.time()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    print("[1/4] synthetic benchmark", flush=True)
-    bench = build_synthetic(progress=True)
-    items = load_release(bench.data_path)
-    by_uid = {it.uid: it for it in items}
-    print(f"      {len(items)} questions over {len({it.video_key for it in items})} videos in {bench.root}")
-
-    print("[2/4] lmms-eval (real CLI) with the probe models", flush=True)
-    runs = {}
-    for model in dict.fromkeys(r[1] for r in ROWS):
-        tasks = list(dict.fromkeys(r[2] for r in ROWS if r[1] == model)) + [SURGHI_TASK]
-        t = time.time()
-        runs[model] = run_lmms_eval(model, tasks, out / "lmms_eval", limit=limit)
-        print(f"      {model}: {', '.join(tasks)} ({time.time() - t:.0f} s; log {runs[model].log})", flush=True)
-
-    print("[3/4] scoring the samples files", flush=True)
-    reports = {}
-    table_rows = []
-    for label, model, task, mode, inp in ROWS:
-        run = runs[model]
-        preds = scoring.read_predictions(run.samples[task], by_uid)
-        scored_items = items if limit is None else [it for it in items if it.uid in preds]
-        records = scoring.score_predictions(scored_items, preds, mode=mode)
-        rep = scoring.report(records)
-        ours, theirs = rep["overall"]["accuracy"], run.accuracy(task)
-        if abs(ours - theirs) > 1e-9:
-            raise MedHorizonError(f"scorer disagreement on {task}: score says {ours}, lmms-eval says {theirs}")
-        reports[label] = {"model": model, "task": task, "mode": mode, "report": rep,
-                          "long_videos": scoring.report([r for r in records
-                                                         if by_uid[r["uid"]].duration_s >= LONG_VIDEO_S])["overall"]}
-        write_jsonl(out / f"records_{model}_{task}.jsonl", records)
-        table_rows.append((label, inp, rep))
-    (out / "report.json").write_text(json.dumps(reports, indent=2, ensure_ascii=False), encoding="utf-8")
-
-    print()
-    print("MedHorizon protocol on the synthetic benchmark (accuracy %, Table 2 layout)")
-    print(scoring.format_table(table_rows))
-    print()
-    print("Evidence settings (accuracy %): random / text / uniform / oracle")
-    head = f"{'setting':<26} {'overall':>8} " + " ".join(f"{f.replace('_', '-'):>19}" for f in FAMILIES) \
-        + f" {'videos >= 1 h':>14}"
-    print(head)
-    print("-" * len(head))
-    for label, info in reports.items():
-        rep = info["report"]
-        fam = " ".join(f"{_pct(rep['by_family'].get(f, {}).get('accuracy')):>19}" for f in FAMILIES)
-        print(f"{label:<26} {_pct(rep['overall']['accuracy']):>8} {fam} {_pct(info['long_videos']['accuracy']):>14}")
-    print()
-    print("The probes test the pipeline, not medicine: the needle probe reads a code drawn into each")
-    print("question's evidence frames, so 'uniform' measures how often 64 frames over the whole video")
-    print("hit the evidence, and 'oracle' must be ~100%.")
-    surghi_reports = _surghi_section(runs, limit)
-    (out / "report_surghi.json").write_text(json.dumps(surghi_reports, indent=2, ensure_ascii=False),
-                                            encoding="utf-8")
-    print()
-    print("[4/4] leaderboard from the runs' submissions", flush=True)
-    board = _leaderboard_section(runs, bench.data_path, out, limit)
-    print(f"Outputs: {out.resolve()} (report.json, report_surghi.json, per-item records, lmms-eval results and "
-          f"samples, submissions/, leaderboard/)")
-    print(f"Leaderboard page: {board}")
-    print(f"Done in {time.time() - t0:.0f} s.")
-    return 0
-
-
-def _surghi_section(runs: dict, limit: int | None) -> dict:
-    """Score the SurgHiBench runs like `score --benchmark surghi`; check lmms-eval agrees."""
-    from ..benchmarks.surghi import frames as sg_frames
-    from ..benchmarks.surghi import scoring as sg
-    from ..data.synthetic.surghi import build_surghi_sample
-
-    sample = build_surghi_sample()
-    annotations = sg_frames.read_frame_rows(sample.annotations_path, role="annotations")
-    hierarchies = sg_frames.resolve_hierarchies(annotations, sg_frames.load_hierarchy_file(sample.hierarchy_path))
-    reports = {}
-    for label, model in SURGHI_ROWS:
-        run = runs[model]
-        preds = sg.read_predictions(run.samples[SURGHI_TASK], hierarchies)
-        scored = annotations if limit is None else [r for r in annotations if r.key in preds]
-        rep = sg.evaluate(scored, preds, hierarchies).report()
-        for key in ("multi_level", "phase_acc", "step_acc", "sibling"):
-            ours, theirs = rep["overall"][key], run.metric(SURGHI_TASK, key)
-            if abs(ours - theirs) > 1e-9:
-                raise MedHorizonError(f"scorer disagreement on {SURGHI_TASK} {key}: score says {ours}, "
-                                      f"lmms-eval says {theirs}")
-        reports[label] = rep
-        print()
-        print(f"SurgHiBench synthetic sample, {label} (%, per video then averaged; Overall = mean of datasets)")
-        print(sg.format_report(rep))
-    return reports
-
-
-def _leaderboard_section(runs: dict, medhorizon_data: Path, out: Path, limit: int | None) -> Path:
-    from ..data.synthetic.surghi import build_surghi_sample
-    from ..leaderboard import build_leaderboard, load_benchmark_data, make_submission, write_leaderboard
-    from ..leaderboard.tables import format_markdown
-    from ..leaderboard.submission import write_submission
-
-    sample = build_surghi_sample()
-    data = {"medhorizon": load_benchmark_data("medhorizon", medhorizon_data),
-            "surghi": load_benchmark_data("surghi", sample.annotations_path, hierarchy=sample.hierarchy_path)}
-    entries = [("medhorizon", "medhorizon_needle", "medhorizon_synthetic", "Needle probe (cap 64)",
-                {"fps": 1, "cap": 64}),
-               ("medhorizon", "medhorizon_needle", "medhorizon_synthetic_oracle", "Needle probe (oracle frames)", {}),
-               ("medhorizon", "medhorizon_needle", "medhorizon_synthetic_text", "Needle probe (text only)",
-                {"frames": 0}),
-               ("medhorizon", "medhorizon_random", "medhorizon_synthetic_text", "Random guess", {"frames": 0}),
-               ("surghi", "medhorizon_needle", SURGHI_TASK, "Needle probe", {"fps": 1}),
-               ("surghi", "medhorizon_random", SURGHI_TASK, "Random guess", {"frames": 0})]
-    paths = []
-    for bench, model, task, name, protocol in entries:
-        sub = make_submission(data[bench], runs[model].samples[task], model=name, size="n/a (probe)",
-                              date=time.strftime("%Y-%m-%d"), notes="pipeline probe on the synthetic benchmark",
-                              missing_as_wrong=limit is not None,
-                              **protocol)
-        slug = f"{bench}_{model}_{task}".replace("medhorizon_", "")
-        paths.append(write_submission(sub, out / "submissions" / f"{slug}.json"))
-    boards = build_leaderboard(paths, data, n_resamples=1000)
-    files = write_leaderboard(boards, out / "leaderboard", title="medhorizon-tasks demo (pipeline probes)")
-    print(format_markdown(boards, title="medhorizon-tasks demo (pipeline probes)"))
-    return Path(files["html"]).resolve()
+    return run_demo(out_dir=args.out, limit=args.limit)

@@ -1,118 +1,46 @@
-"""``medhorizon-tasks diagnose`` / ``sweep``: a paper diagnostic for your model, in one command.
-
-Runs the diagnostic's task variants (``benchmarks/medhorizon/diagnostics.py``)
-through the real lmms-eval CLI, with the model wrapped by
-``medhorizon_resume`` so every finished response is journaled: a run killed at
-any point and started again with the same ``--out`` redoes nothing that had
-finished, loses nothing and duplicates nothing. Then it scores every samples
-file with the shared scorer and writes ``<kind>.csv``, ``<kind>.json`` and the
-figure ``<kind>.png``.
-"""
+"""``medhorizon-tasks diagnose`` / ``sweep``: one of the paper's diagnostics for a model, resumable
+(the run itself: :mod:`.jobs.diagnose`)."""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import re
 from pathlib import Path
 
-from ..adapters.lmms_eval.runner import run_lmms_eval
-from ..benchmarks.medhorizon import scoring
-from ..benchmarks.medhorizon.diagnostics import DIAGNOSTICS
-from ..benchmarks.medhorizon.release import load_release
-from ..core.safeio import ByPath, atomic_write_files
-
-CSV_FIELDS = ("diagnostic", "label", "group", "x", "task", "model", "accuracy", "correct", "n", "invalid",
-              "missing", "errors", "ci95_lo", "ci95_hi", "fine_grained", "semantic_reasoning", "order_seed",
-              "frames", "strategy")
+__all__ = ["add_parser"]
 
 
-def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+def add_parser(sub) -> None:
+    """Add ``diagnose`` and ``sweep`` (= ``diagnose budgets``) to the main parser's sub-parsers."""
+    g = sub.add_parser("diagnose", help="run one of the paper's diagnostics for a model (resumable)")
+    g.add_argument("kind", choices=["budgets", "evidence", "order", "sampling"],
+                   help="budgets: 4..512 uniform frames (RQ1); evidence: random/text/uniform/oracle (RQ2); "
+                        "order: original/reverse/block/local shuffle at 256 frames (RQ3); sampling: uniform/"
+                        "frame-change/hybrid at 32 and 64 frames (RQ4)")
+    _add_run_args(g)
+    g.set_defaults(func=_cmd_diagnose)
+
+    w = sub.add_parser("sweep", help="frame-budget sweep 4..512 (= diagnose budgets); resumes where it stopped")
+    _add_run_args(w)
+    w.set_defaults(func=_cmd_diagnose, kind="budgets")
 
 
-def _items(synthetic: bool, data: str | None):
-    if synthetic:
-        from ..data.synthetic.medhorizon import build_synthetic
-
-        return load_release(build_synthetic(progress=True).data_path)
-    return load_release(data)
-
-
-def run_diagnostic(kind: str, model: str, *, model_args: str = "", synthetic: bool = False,
-                   data: str | None = None, out: str | Path = "medhorizon_diagnostics", limit: int | None = None,
-                   num_processes: int = 1, echo: bool = False) -> list[dict]:
-    """Run one diagnostic for ``model``; return the CSV rows (also written under ``out``)."""
-    variants = DIAGNOSTICS[kind]
-    out = Path(out)
-    items = _items(synthetic, data)
-    by_uid = {it.uid: it for it in items}
-    env = {"MEDHORIZON_DATA": str(Path(data).resolve())} if data else None
-
-    runs = {}
-    for row_model in dict.fromkeys(v.model or model for v in variants):
-        tasks = list(dict.fromkeys(v.task(synthetic) for v in variants if (v.model or model) == row_model))
-        args = f"inner={row_model},journal={(out / 'journal' / _safe(row_model)).resolve()}.jsonl"
-        extra = model_args if row_model == model else ""
-        runs[row_model] = run_lmms_eval("medhorizon_resume", tasks, out / "lmms_eval" / _safe(row_model),
-                                        model_args=f"{args},{extra}" if extra else args, limit=limit,
-                                        num_processes=num_processes, env=env, echo=echo)
-
-    rows = []
-    for v in variants:
-        row_model = v.model or model
-        task = v.task(synthetic)
-        preds = scoring.read_predictions(runs[row_model].samples[task], by_uid)
-        scored = items if limit is None else [it for it in items if it.uid in preds]
-        rep = scoring.report(scoring.score_predictions(scored, preds))
-        o = rep["overall"]
-        fam = rep["by_family"]
-        rows.append({
-            "diagnostic": kind, "label": v.label, "group": v.group, "x": v.x, "task": task, "model": row_model,
-            "accuracy": o["accuracy"], "correct": o["correct"], "n": o["n"], "invalid": o["invalid"],
-            "missing": o["missing"], "errors": o["errors"], "ci95_lo": o["ci95"][0], "ci95_hi": o["ci95"][1],
-            "fine_grained": fam.get("fine_grained", {}).get("accuracy"),
-            "semantic_reasoning": fam.get("semantic_reasoning", {}).get("accuracy"),
-            "order_seed": v.kwargs.get("order_seed", ""), "frames": v.kwargs.get("frames", ""),
-            "strategy": v.kwargs.get("strategy", ""), "report": rep,
-        })
-
-    write_outputs(kind, rows, out, model=model)
-    return rows
+def _add_run_args(x):
+    x.add_argument("--model", required=True, help="lmms-eval model name (e.g. qwen2_5_vl, medhorizon_needle)")
+    x.add_argument("--model_args", default="", help="lmms-eval --model_args for that model")
+    where = x.add_mutually_exclusive_group()
+    where.add_argument("--synthetic", action="store_true", help="run on the embedded synthetic benchmark")
+    where.add_argument("--data", help="release JSONL or dataset folder (default: $MEDHORIZON_DATA)")
+    x.add_argument("--out", default="medhorizon_diagnostics", help="output folder; rerun with the same one to resume")
+    x.add_argument("--limit", type=int, default=None, help="lmms-eval --limit (items per task)")
+    x.add_argument("--num_processes", type=int, default=1, help="processes (accelerate launch)")
+    x.add_argument("--verbose", action="store_true", help="echo lmms-eval's output")
 
 
-def write_outputs(kind: str, rows: list[dict], out: str | Path, *, model: str) -> list[Path]:
-    """``<kind>.csv``, ``<kind>.json`` and the figure ``<kind>.png`` under ``out``, all or nothing
-    (:func:`~.safeio.atomic_write_files`): a full disk leaves the previous files as they were and is
-    one WriteError naming the file."""
-    out = Path(out)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore")
-    w.writeheader()
-    w.writerows(rows)
-    return atomic_write_files({
-        out / f"{kind}.csv": buf.getvalue(),
-        out / f"{kind}.json": json.dumps(rows, indent=2, ensure_ascii=False, default=str),
-        out / f"{kind}.png": ByPath(lambda tmp: plot_diagnostic(kind, rows, tmp, model=model)),
-    })
+def _cmd_diagnose(args) -> int:
+    from .jobs.diagnose import format_rows, run_diagnostic
 
-
-def plot_diagnostic(kind: str, rows: list[dict], path: Path, *, model: str) -> Path:
-    from .. import plots
-
-    # plots owns the row -> figure mapping, so `medhorizon-tasks plot <kind>.json` redraws this very figure
-    return plots.plot_diagnostic(kind, rows, path, model=model)
-
-
-def format_rows(rows: list[dict]) -> str:
-    def pct(x):
-        return "  —  " if x is None else f"{100 * x:5.1f}"
-
-    head = f"{'setting':<24} {'task':<44} {'acc %':>6} {'95% CI':>13} {'fine':>6} {'sem.':>6} {'n':>5} {'inv':>4}"
-    lines = [head, "-" * len(head)]
-    for r in rows:
-        ci = f"{pct(r['ci95_lo']).strip()}–{pct(r['ci95_hi']).strip()}"
-        lines.append(f"{r['label']:<24} {r['task']:<44} {pct(r['accuracy']):>6} {ci:>13} "
-                     f"{pct(r['fine_grained']):>6} {pct(r['semantic_reasoning']):>6} {r['n']:>5} {r['invalid']:>4}")
-    return "\n".join(lines)
+    rows = run_diagnostic(args.kind, args.model, model_args=args.model_args or "", synthetic=args.synthetic,
+                          data=args.data, out=args.out, limit=args.limit, num_processes=args.num_processes,
+                          echo=args.verbose)
+    print(format_rows(rows))
+    print(f"\nwrote {Path(args.out) / (args.kind + '.csv')}, .json and .png")
+    return 0

@@ -1,103 +1,77 @@
-"""``medhorizon-tasks prepare-frames``: decode a benchmark's frame plans into the frame cache ahead of a run.
-
-Work is split by video (all plans of one video in one place, so its packet
-index and change signal are computed once): ``--shard i/n`` keeps the videos
-whose position in the sorted list is ``i`` modulo ``n``, so ``n`` machines on a
-shared file system fill one cache between them; under ``accelerate launch``
-the shard defaults to the process index. ``--workers N`` decodes N videos at
-once on this machine. A broken video, or a plan the cache cannot store (a full
-disk, a read-only cache), is reported per item and the rest go on; either fails the run.
-"""
+"""``medhorizon-tasks prepare-frames`` and ``cache``: fill the frame cache ahead of a run (the decoding
+itself: :mod:`.jobs.prepare_frames`), report its size or clear it."""
 
 from __future__ import annotations
 
+import json
 import os
-import re
-from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import sys
+from pathlib import Path
 
-from tqdm import tqdm
+from ..core.text import plural, with_item
 
-from ..benchmarks.medhorizon.protocol import FrameSetting, load_frames
-from ..core.errors import DataError, VideoError
-from ..core.video.frame_cache import CacheWriteError, FrameCache
-
-_PLAN = re.compile(r"^(cap|frames|frame_change|hybrid)(\d+)$|^oracle$")
+__all__ = ["add_parser"]
 
 
-def parse_plans(spec: str) -> list[FrameSetting]:
-    """``cap64,frames32,oracle,frame_change32,hybrid64`` -> frame settings (1 FPS grid)."""
-    out = []
-    for part in [p.strip() for p in spec.split(",") if p.strip()]:
-        m = _PLAN.match(part)
-        if not m:
-            raise DataError(f"--plans: {part!r} is not one of capN, framesN, frame_changeN, hybridN, oracle")
-        kind, n = m.group(1), int(m.group(2) or 0)
-        if part == "oracle":
-            out.append(FrameSetting(mode="oracle"))
-        elif kind == "cap":
-            out.append(FrameSetting(cap=n))
-        elif kind == "frames":
-            out.append(FrameSetting(frames=n))
-        else:
-            out.append(FrameSetting(frames=n, strategy=kind))
-    if not out:
-        raise DataError("--plans is empty")
-    return out
+def add_parser(sub) -> None:
+    """Add ``prepare-frames`` and ``cache`` to the main parser's sub-parsers."""
+    pf = sub.add_parser("prepare-frames", help="decode frame plans into the frame cache ahead of a run")
+    src = pf.add_mutually_exclusive_group()
+    src.add_argument("--synthetic", action="store_true", help="the embedded synthetic benchmark")
+    src.add_argument("--data", help="release JSONL or dataset folder (default: $MEDHORIZON_DATA)")
+    pf.add_argument("--video-root", help="default: $MEDHORIZON_VIDEO_ROOT, else the data's folder")
+    pf.add_argument("--plans", default="cap64", help="comma list of capN, framesN, frame_changeN, hybridN, oracle "
+                    "(default cap64)")
+    pf.add_argument("--workers", type=int, default=1, help="videos decoded at once")
+    pf.add_argument("--shard", help="i/n: this machine's share of the videos (default: accelerate's process "
+                    "index, else 0/1)")
+    pf.add_argument("--cache", help="cache folder (default: $MEDHORIZON_FRAME_CACHE or ~/.cache/medhorizon_tasks/frames)")
+    pf.add_argument("--quiet", action="store_true")
+    pf.set_defaults(func=_cmd_prepare)
+
+    ca = sub.add_parser("cache", help="frame cache size report, or clear it")
+    ca.add_argument("action", choices=["info", "clear"])
+    ca.add_argument("--cache", help="cache folder (default: $MEDHORIZON_FRAME_CACHE or ~/.cache/medhorizon_tasks/frames)")
+    ca.add_argument("--json", action="store_true")
+    ca.set_defaults(func=_cmd_cache)
 
 
-def parse_shard(spec: str | None) -> tuple[int, int]:
-    """``"i/n"``; by default accelerate's process index (``RANK`` / ``WORLD_SIZE``), else ``0/1``."""
-    if spec is None:
-        return int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-    m = re.fullmatch(r"(\d+)/(\d+)", spec.strip())
-    if not m or not 0 <= int(m.group(1)) < int(m.group(2)):
-        raise DataError(f"--shard must look like i/n with 0 <= i < n, got {spec!r}")
-    return int(m.group(1)), int(m.group(2))
+def _cmd_prepare(args) -> int:
+    from ..benchmarks.medhorizon.release import DATA_ENV, load_release
+    from ..core.video.frame_cache import FrameCache
+    from ..core.paths import default_video_root
+    from .jobs.prepare_frames import parse_plans, parse_shard, prepare_frames
 
+    settings = parse_plans(args.plans)
+    shard = parse_shard(args.shard)
+    if args.synthetic:
+        from ..data.synthetic.medhorizon import build_synthetic
 
-def _video_job(items, settings, video_root, cache_root) -> list[tuple[str, str, str | None]]:
-    # strict: a plan decoded but not stored (full disk, read-only cache) is a failed plan here, since the
-    # cache entry is all this command produces.
-    cache = FrameCache(cache_root, strict=True)
-    done = []
-    for item in items:
-        for setting in settings:
-            try:
-                load_frames(item, setting, video_root, cache=cache)
-                done.append((item.uid, setting.mode, None))
-            except (VideoError, CacheWriteError) as exc:
-                done.append((item.uid, setting.mode, str(exc)))
-    return done
-
-
-def prepare_frames(items, settings: list[FrameSetting], video_root: str | os.PathLike, *,
-                   cache: FrameCache, workers: int = 1, shard: tuple[int, int] = (0, 1),
-                   progress: bool = True) -> dict:
-    by_video: dict[str, list] = defaultdict(list)
-    for it in items:
-        by_video[it.video_path].append(it)
-    i, n = shard
-    mine = [v for k, v in enumerate(sorted(by_video)) if k % n == i]
-    errors: dict[str, str] = {}
-    units = sum(len(by_video[v]) for v in mine) * len(settings)
-    bar = tqdm(total=units, unit="plan", desc=f"prepare-frames shard {i}/{n}", disable=not progress)
-    jobs = [(by_video[v], settings, str(video_root), str(cache.root)) for v in mine]
-    if workers <= 1:
-        results = (_video_job(*job) for job in jobs)
-        for done in results:
-            _tally(done, errors, bar)
+        bench = build_synthetic(progress=True)
+        items, root = load_release(bench.data_path), bench.video_root
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for fut in as_completed([pool.submit(_video_job, *job) for job in jobs]):
-                _tally(fut.result(), errors, bar)
-    bar.close()
-    return {"shard": f"{i}/{n}", "videos": len(mine), "plans": units, "errors": errors, "cache": cache.info()}
+        data = args.data or os.environ.get(DATA_ENV)
+        items = load_release(data)
+        root = Path(args.video_root) if args.video_root else default_video_root(data)
+    summary = prepare_frames(items, settings, root, cache=FrameCache(args.cache), workers=args.workers,
+                             shard=shard, progress=not args.quiet)
+    for uid, err in sorted(summary["errors"].items()):
+        print(f"error: {with_item(uid, err)}", file=sys.stderr)
+    c = summary["cache"]
+    print(f"shard {summary['shard']}: {plural(summary['videos'], 'video')}, {plural(summary['plans'], 'plan')}, "
+          f"{plural(len(summary['errors']), 'item')} with errors (video, or the cache could not be written); "
+          f"cache {c['root']}: {plural(c['entries'], 'entry')}, {c['bytes'] / 1e9:.2f} GB")
+    return 1 if summary["errors"] else 0
 
 
-def _tally(done, errors, bar) -> None:
-    for uid, _mode, err in done:
-        if err:
-            errors.setdefault(uid, err)
-        bar.update(1)
+def _cmd_cache(args) -> int:
+    from ..core.video.frame_cache import FrameCache
 
+    cache = FrameCache(args.cache)
+    if args.action == "clear":
+        print(f"removed {plural(cache.clear(), 'entry')} from {cache.root}")
+    else:
+        info = cache.info()
+        print(json.dumps(info, default=str) if args.json else
+              f"{info['root']}: {plural(info['entries'], 'entry')}, {info['bytes'] / 1e9:.3f} GB")
+    return 0

@@ -1,0 +1,96 @@
+"""``medhorizon-tasks compare`` and ``blind-audit``: several runs scored on the same items, compared pairwise
+(McNemar tests, Holm-corrected) or, for blind runs, checked item by item for answers recovered without video."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..core.errors import MedHorizonError
+from ..core.text import report_json
+from .common import load_items
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub) -> None:
+    """Add ``compare`` and ``blind-audit`` to the main parser's sub-parsers."""
+    c = sub.add_parser("compare", help="paired McNemar tests, Holm-corrected, between every pair of runs")
+    c.add_argument("runs", nargs="+", help="predictions files (authors' format or lmms-eval samples), 2 or more")
+    c.add_argument("--benchmark", default="medhorizon", choices=["medhorizon", "sureon"])
+    c.add_argument("--data", help="release JSONL or local dataset folder (default: $MEDHORIZON_DATA)")
+    c.add_argument("--labels", help="comma-separated run names (default: file names)")
+    c.add_argument("--alpha", type=float, default=0.05)
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=_cmd_compare)
+
+    ba = sub.add_parser("blind-audit", help="per-item consistency S of a blind guesser over several runs")
+    ba.add_argument("runs", nargs="+", help="predictions files of R blind runs (non-zero temperature)")
+    ba.add_argument("--benchmark", default="sureon", choices=["sureon", "medhorizon"])
+    ba.add_argument("--data", help="items JSONL (sureon) or release (medhorizon; default $MEDHORIZON_DATA)")
+    ba.add_argument("--tau", type=float, default=0.6, help="flag items recovered in at least this share of runs "
+                    "(default 3/5, as the paper)")
+    ba.add_argument("--json", action="store_true")
+    ba.set_defaults(func=_cmd_blind_audit)
+
+
+def _items_and_scorer(benchmark: str, data: str | None):
+    """``(items, score_predictions)``: Sureon's items JSONL and scorer, else the MedHorizon release and its
+    scorer."""
+    if benchmark == "sureon":
+        from ..benchmarks.sureon import items as sureon_items
+        from ..benchmarks.sureon import scoring as sureon
+
+        return sureon_items.load_items(data), sureon.score_predictions
+    from ..benchmarks.medhorizon import scoring
+
+    return load_items(benchmark, data), scoring.score_predictions
+
+
+def _cmd_compare(args) -> int:
+    from ..benchmarks.medhorizon import scoring
+    from ..core.stats import format_pairwise, pairwise_mcnemar
+
+    items, score = _items_and_scorer(args.benchmark, args.data)
+    uids = [it.uid for it in items]
+    labels = args.labels.split(",") if args.labels else [Path(r).stem for r in args.runs]
+    if len(labels) != len(args.runs) or len(set(labels)) != len(labels):
+        raise MedHorizonError("--labels must give one distinct name per run")
+    runs = {}
+    for label, path in zip(labels, args.runs):
+        records = score(items, scoring.read_predictions(path, uids))
+        # Sureon's SM items are judged separately and stay out of the paired tests, as out of mu.
+        runs[label] = {r["uid"]: bool(r["correct"]) for r in records if r.get("kind") != "sm"}
+    result = pairwise_mcnemar(runs, alpha=args.alpha)
+    print(report_json(result) if args.json else format_pairwise(result))
+    return 0
+
+
+def _cmd_blind_audit(args) -> int:
+    from ..benchmarks.medhorizon import scoring as mh
+    from ..core.stats import blind_consistency
+
+    items, score = _items_and_scorer(args.benchmark, args.data)
+    group = {it.uid: it.category if args.benchmark == "sureon" else it.task for it in items}
+    uids = [it.uid for it in items]
+    answers = {it.uid: "ok" for it in items}
+    runs = [{r["uid"]: ("ok" if r["correct"] else None) for r in score(items, mh.read_predictions(p, uids))}
+            for p in args.runs]
+    res = blind_consistency(runs, answers, tau=args.tau)
+    by_group: dict[str, list[int]] = {}
+    for uid, v in res["items"].items():
+        by_group.setdefault(group[uid], [0, 0])
+        by_group[group[uid]][0] += 1
+        by_group[group[uid]][1] += int(v["flagged"])
+    if args.json:
+        print(json.dumps({**res, "tau": float(res["tau"]), "by_group": by_group}, indent=2, default=str))
+        return 0
+    print(f"blind audit over {res['n_runs']} runs, tau = {res['tau']}: {res['n_flagged']} of {res['n_items']} "
+          f"items recovered without video in at least tau of the runs")
+    print(f"{'group':<10} {'items':>6} {'flagged':>8}")
+    for g, (n, f) in by_group.items():
+        print(f"{g:<10} {n:>6} {f:>8}")
+    flagged = [u for u, v in res["items"].items() if v["flagged"]]
+    if flagged:
+        print("flagged: " + ", ".join(flagged))
+    return 0

@@ -1,0 +1,60 @@
+"""``medhorizon-tasks surghi import --source multibypass140|grasp --labels DIR --out rows.jsonl``.
+
+Frame rows and derived hierarchies from the upstream annotations (:mod:`.benchmarks.surghi.upstream`).
+Errors are raised as MedHorizonError, which the main command prints as one message (exit status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["add_parser"]
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add ``surghi`` and its sub-command ``import`` to the main parser's sub-parsers."""
+    p = sub.add_parser("surghi", help="SurgHiBench data tools (import from the upstream annotations)")
+    ssub = p.add_subparsers(dest="surghi_command", required=True)
+    i = ssub.add_parser("import", help="frame rows (1 FPS) and derived hierarchies from MultiBypass140 / GraSP labels",
+                        description="Turn a source's own annotation files into the rows that `score --benchmark "
+                                    "surghi` and the lmms-eval task read, one per second of the real video, and "
+                                    "derive each dataset's phase-step hierarchy from them (tree-likeness reported).")
+    i.add_argument("--source", required=True, choices=("multibypass140", "grasp"))
+    i.add_argument("--labels", required=True, help="multibypass140: the repository's labels/ folder (per-video JSON "
+                                                   "and split pickles); grasp: the annotations/ folder")
+    i.add_argument("--out", required=True, help="rows JSONL to write")
+    i.add_argument("--hierarchy-out", help="derived hierarchies JSON (default: OUT with .hierarchy.json)")
+    i.add_argument("--split", help="grasp: test (default), train or all; multibypass140: only videos of the split "
+                                   "pickles under a folder of this name (default: every labelled video)")
+    i.add_argument("--frames-fps", type=float, default=30.0, help="grasp: rate of the frame numbering (default 30)")
+    i.add_argument("--keep-other", action="store_true", help="multibypass140: keep other_intervention seconds")
+    i.add_argument("--video-template", help="video_path of each row (default multibypass/{video}.mp4, "
+                                            "grasp/{video}.mp4)")
+    i.add_argument("--json", action="store_true", help="print the summary as JSON")
+    i.set_defaults(func=_cmd_surghi_import)
+    return p
+
+
+def _cmd_surghi_import(args) -> int:
+    from ..benchmarks.surghi import upstream
+    from ..core.safeio import atomic_write_json, atomic_write_jsonl
+    from ..core.text import report_json
+
+    kwargs: dict = {}
+    if args.video_template:
+        kwargs["video_template"] = args.video_template
+    if args.source == "grasp":
+        kwargs.update(split=args.split or "test", frames_fps=args.frames_fps)
+    else:
+        kwargs.update(split=args.split, keep_other=args.keep_other)
+    result = upstream.import_source(args.source, args.labels, **kwargs)
+    out = Path(args.out)
+    hierarchy_out = Path(args.hierarchy_out) if args.hierarchy_out else out.with_name(out.stem + ".hierarchy.json")
+    atomic_write_jsonl(out, upstream.rows_as_records(result.rows))
+    atomic_write_json(hierarchy_out, {ds: h.to_json() for ds, h in sorted(result.hierarchies.items())})
+    print(report_json(result.summary()) if args.json else result.message())
+    print(f"wrote {out} ({len(result.rows)} rows) and {hierarchy_out} (derived hierarchies; pass it to "
+          f"`score --hierarchy` to score on them instead of the shipped ones)", file=sys.stderr)
+    return 0
