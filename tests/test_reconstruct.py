@@ -20,6 +20,7 @@ from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_f
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
 from medhorizon_tasks.commands.main import main as run
 from medhorizon_tasks.data import reconstruct as R
+from medhorizon_tasks.data.reconstruct import place as P
 from medhorizon_tasks.data.sources import SOURCES, source_for_path, source_named, target_id
 from medhorizon_tasks.runs.preflight import VideoCheckCache, preflight
 
@@ -144,7 +145,7 @@ def test_videos_are_linked_never_copied_and_frames_assembled(world, linked):
     assert os.path.samefile(root / "grasp/CASE041.mp4", up["GraSP"] / "videos" / "CASE041.mp4")
     manifest = json.loads((root / R.MANIFEST).read_text())
     assert manifest["real_colon/002-010.mp4"]["how"] == "assemble"
-    assert not list(root.rglob(f"*{R._PARTIAL}"))
+    assert not list(root.rglob(f"*{P._PARTIAL}"))
 
 
 def test_assembled_videos_hold_the_upstream_frames_byte_for_byte(world, linked):
@@ -209,8 +210,8 @@ def test_a_rerun_resumes_without_redoing_anything(world, linked, monkeypatch):
     def boom(*a, **k):
         raise AssertionError("a placed video was made again")
 
-    monkeypatch.setattr(R, "assemble_frames", boom)
-    monkeypatch.setattr(R.os, "link", boom)
+    monkeypatch.setattr(P, "assemble_frames", boom)
+    monkeypatch.setattr(P.os, "link", boom)
     rep = R.reconstruct("medhorizon", data, root, _from(up), write=True, extract=True, progress=False,
                         cache=VideoCheckCache(tmp / "checks.json"))
     by = {v.video_path: v for v in rep.videos}
@@ -289,7 +290,7 @@ def test_across_filesystems_it_says_so_and_copies_only_when_asked(tmp_path, monk
     def exdev(src, dst):
         raise OSError(errno.EXDEV, "Invalid cross-device link")
 
-    monkeypatch.setattr(R.os, "link", exdev)
+    monkeypatch.setattr(P.os, "link", exdev)
     kw = dict(progress=False, cache=VideoCheckCache(tmp_path / "c.json"))
     rep = R.reconstruct("medhorizon", data, root, {"MultiBypass": [up]}, write=True, **kw)
     assert rep.videos[0].state == "failed" and "--copy" in rep.videos[0].reason
@@ -355,7 +356,7 @@ def test_an_interrupted_assembly_leaves_no_half_video_and_the_rerun_finishes(tmp
     data = F.write_release(tmp_path / "r.jsonl", [F.record("a", "REAL-Colon", "real_colon/002-010.mp4", F.N, F.FPS,
                                                            [1])])
     root = tmp_path / "root"
-    real = R.read_bytes
+    real = P.read_bytes
     calls = []
 
     def interrupted(path):
@@ -364,12 +365,12 @@ def test_an_interrupted_assembly_leaves_no_half_video_and_the_rerun_finishes(tmp
             raise KeyboardInterrupt
         return real(path)
 
-    monkeypatch.setattr(R, "read_bytes", interrupted)
+    monkeypatch.setattr(P, "read_bytes", interrupted)
     kw = dict(progress=False, cache=VideoCheckCache(tmp_path / "c.json"))
     with pytest.raises(KeyboardInterrupt):
         R.reconstruct("medhorizon", data, root, {"REAL-Colon": [up.parent]}, write=True, **kw)
     assert [p.name for p in (root / "real_colon").iterdir()] == []
-    monkeypatch.setattr(R, "read_bytes", real)
+    monkeypatch.setattr(P, "read_bytes", real)
     rep = R.reconstruct("medhorizon", data, root, {"REAL-Colon": [up.parent]}, write=True, **kw)
     assert rep.ok and rep.videos[0].action == "assemble"
 

@@ -1,0 +1,147 @@
+"""Finding the user's upstream copies of the data's videos, by each source's layout (:mod:`..sources`): video
+files, members of zip archives, and folders of frames."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import zipfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..sources import Layout, UpstreamSource, source_named, target_id
+
+__all__ = ["Candidate", "UpstreamIndex", "scan_upstream"]
+
+_ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".7z", ".rar")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An upstream copy of one video: a file, a zip member, or a folder of frames."""
+
+    kind: str        # "file" | "zip" | "frames"
+    path: Path       # the file, the zip archive, or the frames folder
+    layout: Layout
+    member: str = ""
+
+    def describe(self) -> str:
+        if self.kind == "zip":
+            return f"{self.member} in {self.path}"
+        return f"frames in {self.path}" if self.kind == "frames" else str(self.path)
+
+
+@dataclass
+class UpstreamIndex:
+    """What a walk of the user's download folders found, for the sources asked."""
+
+    found: dict[tuple[str, int, str], list[Candidate]] = field(default_factory=lambda: defaultdict(list))
+    archives: list[Path] = field(default_factory=list)   # archives that are not (or cannot be) looked into
+    roots: dict[str, list[Path]] = field(default_factory=lambda: defaultdict(list))
+
+    def lookup(self, source: UpstreamSource, video_path: str) -> list[Candidate]:
+        """Candidates for one release video, best layout first (the source's order)."""
+        out: list[Candidate] = []
+        for i, layout in enumerate(source.layouts):
+            out.extend(self.found.get((source.name, i, target_id(source, video_path, layout)), []))
+        return out
+
+    def archives_of(self, source: UpstreamSource) -> list[Path]:
+        roots = [r.resolve() for r in self.roots.get(source.name, [])]
+        return [a for a in self.archives
+                if any(a.resolve().is_relative_to(r) for r in roots)
+                and any(fnmatch.fnmatch(a.name.lower(), g.lower()) for g in source.archives)]
+
+
+def _is_archive(name: str) -> bool:
+    return name.lower().endswith(_ARCHIVE_SUFFIXES)
+
+
+def _first_frame(folder: Path, layout: Layout) -> bool:
+    """Whether ``folder`` holds at least one frame file of ``layout`` (stops at the first)."""
+    try:
+        with os.scandir(folder) as it:
+            return any(layout.frame_number(e.name) is not None and e.is_file() for e in it)
+    except OSError:
+        return False
+
+
+def scan_upstream(roots: dict[str, list[Path]]) -> UpstreamIndex:
+    """Walk each source's download folders once (``{source name: [folders]}``) and index what they hold.
+
+    A folder that matches a frames layout and holds frames is not walked into (it may hold a million
+    frames); symlinked folders are followed once each. Zip archives are indexed by their members' names.
+    """
+    index = UpstreamIndex()
+    by_root: dict[Path, list[UpstreamSource]] = defaultdict(list)
+    for name, paths in roots.items():
+        source = source_named(name)
+        for p in paths:
+            by_root[Path(p).expanduser()].append(source)
+            index.roots[source.name].append(Path(p).expanduser())
+    for root, sources in by_root.items():
+        _walk(root, sources, index)
+    return index
+
+
+def _walk(root: Path, sources: list[UpstreamSource], index: UpstreamIndex) -> None:
+    seen: set[tuple[int, int]] = set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            st = folder.stat()
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                is_dir = e.is_dir()
+            except OSError:
+                continue
+            path = Path(e.path)
+            if is_dir:
+                pruned = False
+                for s in sources:
+                    for i, layout in enumerate(s.layouts):
+                        if layout.kind != "frames":
+                            continue
+                        vid = layout.match_name(e.name)
+                        if vid is not None and _first_frame(path, layout):
+                            index.found[(s.name, i, vid)].append(Candidate("frames", path, layout))
+                            pruned = True
+                if not pruned:
+                    stack.append(path)
+                continue
+            if e.name.lower().endswith(".zip"):
+                _index_zip(path, sources, index)
+            elif _is_archive(e.name):
+                index.archives.append(path)
+            for s in sources:
+                for i, layout in enumerate(s.layouts):
+                    if layout.kind == "video":
+                        vid = layout.match_name(e.name)
+                        if vid is not None:
+                            index.found[(s.name, i, vid)].append(Candidate("file", path, layout))
+
+
+def _index_zip(path: Path, sources: list[UpstreamSource], index: UpstreamIndex) -> None:
+    try:
+        with zipfile.ZipFile(path) as z:
+            members = [m for m in z.infolist() if not m.is_dir()]
+    except (OSError, zipfile.BadZipFile, ValueError):
+        index.archives.append(path)  # reported as an archive to unpack by hand
+        return
+    index.archives.append(path)
+    for m in members:
+        base = m.filename.replace("\\", "/").rsplit("/", 1)[-1]
+        for s in sources:
+            for i, layout in enumerate(s.layouts):
+                if layout.kind == "video":
+                    vid = layout.match_name(base)
+                    if vid is not None:
+                        index.found[(s.name, i, vid)].append(Candidate("zip", path, layout, m.filename))

@@ -1,0 +1,96 @@
+"""Checking the videos under the root: the pre-flight every run does, then what only a reconstruction needs
+(a decode of the first, middle and last frames, the frame count and rate against the data, SHA-256
+checksums)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ...core.errors import DataError, VideoError
+from ...core.paths import resolve_video_path
+from ...core.safeio import read_text, sha256_file
+from ...runs.preflight import VideoCheckCache, VideoRef, check_videos
+from .report import VideoReport
+
+__all__ = ["verify", "read_checksums"]
+
+
+def verify(root: Path, refs: list[VideoRef], reports: dict[str, VideoReport], info: dict, *, cache: VideoCheckCache,
+           decode: bool, checksums: dict[str, str] | None, compute_checksums: bool, workers: int,
+           progress: bool) -> None:
+    """The shared pre-flight on ``refs``, then decoding, frame count / rate and checksum; fills ``reports``."""
+    if not refs:
+        return
+    problems = {p.video_path: p.reason for p in
+                check_videos(root, refs, workers=workers, progress=progress, cache=cache, desc="videos: check")}
+    for ref in refs:
+        rep = reports[ref.video_path]
+        reason = problems.get(ref.video_path)
+        if reason is not None:
+            rep.state = "missing" if "not found" in reason else "unusable"
+            rep.reason = reason
+            continue
+        path = resolve_video_path(root, ref.video_path)
+        identity = VideoCheckCache.identity(path)
+        measured = cache.get(identity) or {}
+        _, data_fps, data_frames = info.get(ref.video_path, ("", None, None))
+        n, dur = measured.get("num_frames"), measured.get("duration_s")
+        if data_frames and n and dur and n != data_frames:
+            rep.notes.append(f"the file has {n} frames ({n / dur:.3g} fps), the data say {data_frames} at "
+                             f"{data_fps:g} fps: accepted, the durations agree and frames are looked up by time")
+        if decode:
+            key = f"decode|{identity}"
+            hit = cache.get(key)
+            if hit is None:
+                hit = {"error": _decode_error(path, n)}
+                cache.put(key, hit)
+            if hit.get("error"):
+                rep.state, rep.reason = "unusable", f"decoding fails: {hit['error']}"
+                continue
+        want = (checksums or {}).get(ref.video_path)
+        if want is not None or compute_checksums:
+            key = f"sha256|{identity}"
+            hit = cache.get(key)
+            if hit is None:
+                hit = {"sha256": sha256_file(path)}
+                cache.put(key, hit)
+            rep.sha256 = hit["sha256"]
+            if want is not None and want != rep.sha256:
+                rep.state, rep.reason = "unusable", f"SHA-256 {rep.sha256} differs from the expected {want}"
+                continue
+        rep.state, rep.reason = "ok", ""
+    cache.save()
+
+
+def _decode_error(path: Path, num_frames: int | None) -> str | None:
+    """None when the first, middle and last frames decode; else why not."""
+    from ...core.sampling import FramePlan
+    from ...core.video.decode import decode_plan
+
+    n = num_frames or 1
+    wanted = sorted({0, n // 2, n - 1})
+    try:
+        decode_plan(path, FramePlan(tuple(wanted), tuple(float(i) for i in wanted), "reconstruct-check"),
+                    max_side=64, workers=1)
+    except VideoError as exc:
+        return str(exc).split(" (video:")[0]
+    return None
+
+
+def read_checksums(path: str | os.PathLike) -> dict[str, str]:
+    """``sha256sum`` output (``HEX  video_path`` per line, paths relative to the root) -> ``{path: hex}``."""
+    out: dict[str, str] = {}
+    problems = []
+    for n, line in enumerate(read_text(path).splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = re.fullmatch(r"\s*([0-9a-fA-F]{64})\s+\*?(.+?)\s*", line)
+        if not m:
+            problems.append(f"line {n}: expected '<64 hex digits>  <video_path>', got {line[:80]!r}")
+            continue
+        out[m.group(2).replace("\\", "/").removeprefix("./")] = m.group(1).lower()
+    if problems:
+        raise DataError(problems, source=str(path))
+    return out
