@@ -411,7 +411,8 @@ def timed(module, name, key):
             spent[key] += clock() - t
     setattr(module, name, wrapper)
 t0 = clock()
-from medhorizon_tasks import cli, stats
+from medhorizon_tasks.commands import main as cli
+from medhorizon_tasks.core import stats
 from medhorizon_tasks.benchmarks.medhorizon import release, scoring
 spent["import (cli + score path)"] = clock() - t0
 timed(release, "load_release", "load release")

@@ -167,7 +167,7 @@ SOURCES: tuple[UpstreamSource, ...] = (
         archives=("*.zip", "*.tar", "*.tar.gz", "*.tgz", "*.7z"),
         citation="Le Floch et al., Galar: a large multi-label video capsule endoscopy dataset, Scientific Data "
                  "(2025), s41597-025-05112-7.",
-        notes=("Frames only: the videos are assembled losslessly from the PNG files (see data/reconstruct.py).",
+        notes=("Frames only: the videos are assembled losslessly from the PNG files (see medhorizon_tasks/data/reconstruct/).",
                "The frame rate is not documented upstream: the release's fps for each video is used."),
     ),
     UpstreamSource(
