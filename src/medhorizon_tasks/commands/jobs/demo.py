@@ -20,9 +20,10 @@ from ...adapters.lmms_eval.runner import run_lmms_eval
 from ...benchmarks.medhorizon import scoring
 from ...benchmarks.medhorizon.release import load_release
 from ...benchmarks.medhorizon.taxonomy import FAMILIES
-from ...data.synthetic.medhorizon import build_synthetic
 from ...core.errors import MedHorizonError
 from ...core.jsonl import write_jsonl
+from ...core.text import pct
+from ...data.synthetic.medhorizon import build_synthetic
 
 LONG_VIDEO_S = 3600.0
 
@@ -37,10 +38,6 @@ ROWS = (
 
 SURGHI_TASK = "surghi_synthetic"
 SURGHI_ROWS = (("Needle probe", "medhorizon_needle"), ("Random (seeded guess)", "medhorizon_random"))
-
-
-def _pct(x) -> str:
-    return "  —  " if x is None else f"{100 * x:5.1f}"
 
 
 def require_lmms_eval() -> None:
@@ -102,8 +99,8 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
     print("-" * len(head))
     for label, info in reports.items():
         rep = info["report"]
-        fam = " ".join(f"{_pct(rep['by_family'].get(f, {}).get('accuracy')):>19}" for f in FAMILIES)
-        print(f"{label:<26} {_pct(rep['overall']['accuracy']):>8} {fam} {_pct(info['long_videos']['accuracy']):>14}")
+        fam = " ".join(f"{pct(rep['by_family'].get(f, {}).get('accuracy'), width=5):>19}" for f in FAMILIES)
+        print(f"{label:<26} {pct(rep['overall']['accuracy'], width=5):>8} {fam} {pct(info['long_videos']['accuracy'], width=5):>14}")
     print()
     print("The probes test the pipeline, not medicine: the needle probe reads a code drawn into each")
     print("question's evidence frames, so 'uniform' measures how often 64 frames over the whole video")
@@ -151,8 +148,8 @@ def _surghi_section(runs: dict, limit: int | None) -> dict:
 def _leaderboard_section(runs: dict, medhorizon_data: Path, out: Path, limit: int | None) -> Path:
     from ...data.synthetic.surghi import build_surghi_sample
     from ...leaderboard import build_leaderboard, load_benchmark_data, make_submission, write_leaderboard
-    from ...leaderboard.tables import format_markdown
     from ...leaderboard.submission import write_submission
+    from ...leaderboard.tables import format_markdown
 
     sample = build_surghi_sample()
     data = {"medhorizon": load_benchmark_data("medhorizon", medhorizon_data),

@@ -22,6 +22,7 @@ from ...benchmarks.medhorizon import scoring
 from ...benchmarks.medhorizon.diagnostics import DIAGNOSTICS
 from ...benchmarks.medhorizon.release import load_release
 from ...core.safeio import ByPath, atomic_write_files
+from ...core.text import pct
 
 CSV_FIELDS = ("diagnostic", "label", "group", "x", "task", "model", "accuracy", "correct", "n", "invalid",
               "missing", "errors", "ci95_lo", "ci95_hi", "fine_grained", "semantic_reasoning", "order_seed",
@@ -106,13 +107,10 @@ def plot_diagnostic(kind: str, rows: list[dict], path: Path, *, model: str) -> P
 
 
 def format_rows(rows: list[dict]) -> str:
-    def pct(x):
-        return "  —  " if x is None else f"{100 * x:5.1f}"
-
     head = f"{'setting':<24} {'task':<44} {'acc %':>6} {'95% CI':>13} {'fine':>6} {'sem.':>6} {'n':>5} {'inv':>4}"
     lines = [head, "-" * len(head)]
     for r in rows:
-        ci = f"{pct(r['ci95_lo']).strip()}–{pct(r['ci95_hi']).strip()}"
-        lines.append(f"{r['label']:<24} {r['task']:<44} {pct(r['accuracy']):>6} {ci:>13} "
-                     f"{pct(r['fine_grained']):>6} {pct(r['semantic_reasoning']):>6} {r['n']:>5} {r['invalid']:>4}")
+        ci = f"{pct(r['ci95_lo'])}–{pct(r['ci95_hi'])}"
+        lines.append(f"{r['label']:<24} {r['task']:<44} {pct(r['accuracy'], width=5):>6} {ci:>13} "
+                     f"{pct(r['fine_grained'], width=5):>6} {pct(r['semantic_reasoning'], width=5):>6} {r['n']:>5} {r['invalid']:>4}")
     return "\n".join(lines)
