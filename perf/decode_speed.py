@@ -221,8 +221,8 @@ def read_decord(video: Path, indices: list[int]) -> np.ndarray:
 
 
 def read_cached(video: Path, indices: list[int], cache_root: Path) -> np.ndarray:
-    from medhorizon_tasks.core.video.frame_cache import FrameCache, cached_decode
     from medhorizon_tasks.core.sampling import FramePlan
+    from medhorizon_tasks.core.video.frame_cache import FrameCache, cached_decode
 
     return cached_decode(video, FramePlan(tuple(indices), (), "bench"), cache=FrameCache(cache_root))
 
@@ -343,9 +343,9 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 def run(setup: Setup, out=print) -> float:
     """Run the benchmark, printing with ``out``; returns the headline speed-up (the last line printed)."""
-    from medhorizon_tasks.core.video.frame_cache import FrameCache, cached_decode
     from medhorizon_tasks.core.sampling import FramePlan
     from medhorizon_tasks.core.video.decode import index_video
+    from medhorizon_tasks.core.video.frame_cache import FrameCache, cached_decode
 
     readers = [r for r in READERS if r in setup.readers]
     missing = {r: why for r in readers if (why := missing_reader(r)) is not None}

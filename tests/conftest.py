@@ -10,8 +10,8 @@ import pytest
 
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, plan_for
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
-from medhorizon_tasks.data.synthetic import medhorizon as S
 from medhorizon_tasks.core.video.decode import index_video
+from medhorizon_tasks.data.synthetic import medhorizon as S
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,8 @@ import yaml
 from medhorizon_tasks.adapters.lmms_eval.bridges.manifest import BRIDGES
 from medhorizon_tasks.adapters.lmms_eval.runner import task_path
 from medhorizon_tasks.benchmarks.medhorizon import model_settings as M
-from medhorizon_tasks.core.errors import MedHorizonError
 from medhorizon_tasks.commands.protocol import add_parser
+from medhorizon_tasks.core.errors import MedHorizonError
 
 # (paper row, Input shown, cap/budget) as printed in the paper's Tables 6 and 7
 PAPER = {

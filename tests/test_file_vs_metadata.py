@@ -11,9 +11,9 @@ from medhorizon_tasks.benchmarks.sureon.items import load_items
 from medhorizon_tasks.benchmarks.sureon.protocol import prepare as sureon_prepare
 from medhorizon_tasks.benchmarks.surghi.frames import FrameRow
 from medhorizon_tasks.benchmarks.surghi.protocol import prepare as surghi_prepare
-from medhorizon_tasks.data.synthetic.video_writer import write_video
 from medhorizon_tasks.core.errors import VideoError
 from medhorizon_tasks.core.video.metadata import duration_tolerance
+from medhorizon_tasks.data.synthetic.video_writer import write_video
 
 
 def _video(path, seconds, fps):

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import medhorizon_tasks.core.video.frame_cache as fc
-from medhorizon_tasks.core.video.frame_cache import FrameCache, cached_decode
 from medhorizon_tasks.core.sampling import FpsCap, FramePlan, plan_frames
 from medhorizon_tasks.core.video.decode import decode_plan, index_video
+from medhorizon_tasks.core.video.frame_cache import FrameCache, cached_decode
 
 
 def _plan(indices, policy="test"):

@@ -16,8 +16,8 @@ import pytest
 from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.leaderboard import build as B
 from medhorizon_tasks.leaderboard import data as D
-from medhorizon_tasks.leaderboard import submission as S
 from medhorizon_tasks.leaderboard import publish as P
+from medhorizon_tasks.leaderboard import submission as S
 from medhorizon_tasks.leaderboard import tables as T
 from test_leaderboard import (
     HIERARCHY,

@@ -13,7 +13,6 @@ from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.lines import Line2D
 
 from medhorizon_tasks import plots
-from medhorizon_tasks.commands.jobs import diagnose
 from medhorizon_tasks.benchmarks.medhorizon import scoring
 from medhorizon_tasks.benchmarks.medhorizon.diagnostics import DIAGNOSTICS
 from medhorizon_tasks.benchmarks.medhorizon.scoring import report
@@ -21,8 +20,10 @@ from medhorizon_tasks.benchmarks.medhorizon.taxonomy import TASK_CODES, task_typ
 from medhorizon_tasks.benchmarks.sureon import scoring as sureon_scoring
 from medhorizon_tasks.benchmarks.surghi import frames as surghi_frames
 from medhorizon_tasks.benchmarks.surghi import scoring as surghi_scoring
+from medhorizon_tasks.commands.jobs import diagnose
 from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.core.errors import DataError
+from medhorizon_tasks.core.stats import wilson_ci
 from medhorizon_tasks.plots import (
     budget_curve,
     build_files,
@@ -36,7 +37,6 @@ from medhorizon_tasks.plots import (
     plot_per_task,
     plot_sampling,
 )
-from medhorizon_tasks.core.stats import wilson_ci
 from test_leaderboard import HIERARCHY, surghi_rows, wrong_labels
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -5,13 +5,13 @@ import shutil
 
 import pytest
 
-from medhorizon_tasks.core.video import frame_cache
 from medhorizon_tasks.benchmarks.medhorizon.protocol import load_frames
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
+from medhorizon_tasks.commands.jobs.prepare_frames import parse_plans, parse_shard, prepare_frames
 from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.core.errors import DataError
+from medhorizon_tasks.core.video import frame_cache
 from medhorizon_tasks.core.video.frame_cache import FrameCache
-from medhorizon_tasks.commands.jobs.prepare_frames import parse_plans, parse_shard, prepare_frames
 
 
 def test_plan_and_shard_specs(monkeypatch):

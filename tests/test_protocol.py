@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from medhorizon_tasks.data.synthetic import probes
 from medhorizon_tasks.benchmarks.medhorizon.protocol import INSTRUCTION, FrameSetting, build_prompt, load_frames
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
 from medhorizon_tasks.benchmarks.medhorizon.scoring import score_item
 from medhorizon_tasks.core.errors import VideoError
 from medhorizon_tasks.core.sampling import fps_candidates
 from medhorizon_tasks.core.video.decode import decode_plan, index_video
+from medhorizon_tasks.data.synthetic import probes
 
 
 @pytest.fixture(scope="module")

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from medhorizon_tasks.adapters.vlmeval import launch
 from medhorizon_tasks.adapters.vlmeval.outputs import read_predictions
 from medhorizon_tasks.benchmarks.surghi import upstream as U
-from medhorizon_tasks.data.reconstruct import read_checksums
 from medhorizon_tasks.core.errors import DataError
 from medhorizon_tasks.core.sampling import FramePlan
+from medhorizon_tasks.data.reconstruct import read_checksums
 from test_readers import NASTY, _paths, _replace, render_json
 
 HEX = "ab" * 32

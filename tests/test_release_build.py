@@ -17,9 +17,9 @@ from medhorizon_tasks.benchmarks.sureon.items import from_row as sureon_from_row
 from medhorizon_tasks.benchmarks.sureon.items import load_items, parse_item
 from medhorizon_tasks.benchmarks.surghi.frames import item_features, read_frame_rows
 from medhorizon_tasks.commands.main import main as run
+from medhorizon_tasks.core.errors import DataError, MedHorizonError
 from medhorizon_tasks.data import release_build as rb
 from medhorizon_tasks.data.sources import SOURCES
-from medhorizon_tasks.core.errors import DataError, MedHorizonError
 from medhorizon_tasks.leaderboard.data import data_version
 from upstream_fakes import record, write_release
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from medhorizon_tasks.core.errors import DataError
 from medhorizon_tasks.data.synthetic import sureon as SS
 from medhorizon_tasks.data.synthetic import surghi as SG
-from medhorizon_tasks.core.errors import DataError
 
 
 @dataclass

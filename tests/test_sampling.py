@@ -5,7 +5,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from medhorizon_tasks.core.sampling import FpsCap, Oracle, Uniform, VideoMeta, fps_candidates, plan_frames, uniform_subsample
+from medhorizon_tasks.core.sampling import (
+    FpsCap,
+    Oracle,
+    Uniform,
+    VideoMeta,
+    fps_candidates,
+    plan_frames,
+    uniform_subsample,
+)
 
 video_fps = st.sampled_from([1.0, 2.0, 5.0, 12.5, 23.976, 25.0, 29.97, 30.0, 50.0, 60.0])
 

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from medhorizon_tasks.core.errors import VideoError
-from medhorizon_tasks.core.video.frame_change import change_signal, small_size
 from medhorizon_tasks.core.sampling import (
     PERTURBATION_KINDS,
     ChangeSignal,
@@ -23,6 +22,7 @@ from medhorizon_tasks.core.sampling import (
     perturb,
     plan_frames,
 )
+from medhorizon_tasks.core.video.frame_change import change_signal, small_size
 
 HOUR = VideoMeta(3600 * 25, 25.0)  # one hour at 25 fps: 3600 candidates on the 1 FPS grid
 

@@ -5,7 +5,6 @@ import math
 
 import pytest
 
-from medhorizon_tasks.data.synthetic import probes
 from medhorizon_tasks.benchmarks.surghi import Hierarchy
 from medhorizon_tasks.benchmarks.surghi.frames import (
     FrameRow,
@@ -16,9 +15,10 @@ from medhorizon_tasks.benchmarks.surghi.frames import (
 from medhorizon_tasks.benchmarks.surghi.protocol import build_prompt, parse_answer, predicted_labels
 from medhorizon_tasks.benchmarks.surghi.scoring import Prediction, evaluate
 from medhorizon_tasks.commands.main import main
-from medhorizon_tasks.data.synthetic.visual_code import encode_code
 from medhorizon_tasks.core.errors import DataError
 from medhorizon_tasks.core.sampling import FramePlan, VideoMeta, Window, plan_frames
+from medhorizon_tasks.data.synthetic import probes
+from medhorizon_tasks.data.synthetic.visual_code import encode_code
 
 H_TREE = {"phases": {"Prep": ["Port placement", "Exposure"], "Close": ["Suture"]},
           "semantic_groups": {"ports": ["Port placement"]}}

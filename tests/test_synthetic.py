@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from medhorizon_tasks.core.errors import DataError
 from medhorizon_tasks.data.synthetic import layout as L
 from medhorizon_tasks.data.synthetic import medhorizon as S
 from medhorizon_tasks.data.synthetic import questions as Q
@@ -23,7 +24,6 @@ from medhorizon_tasks.data.synthetic.visual_code import (
     decode_code,
     encode_code,
 )
-from medhorizon_tasks.core.errors import DataError
 
 TASKS = {
     "PR",

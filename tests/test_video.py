@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import videos_for_tests as V
-from medhorizon_tasks.core.video import decode as video
 from medhorizon_tasks.core.errors import VideoError
 from medhorizon_tasks.core.sampling import FpsCap, FramePlan, Uniform, VideoMeta, plan_frames
+from medhorizon_tasks.core.video import decode as video
 from medhorizon_tasks.core.video.decode import VideoIndex, decode_plan, index_video, output_size
 
 

@@ -34,8 +34,8 @@ from medhorizon_tasks.benchmarks.surghi import scoring as surghi_scoring
 from medhorizon_tasks.benchmarks.surghi.protocol import load_frames as surghi_frames
 from medhorizon_tasks.benchmarks.surghi.protocol import predicted_labels
 from medhorizon_tasks.core.jsonl import iter_jsonl
-from medhorizon_tasks.data.synthetic.probes import image_digest
 from medhorizon_tasks.core.text import report_json
+from medhorizon_tasks.data.synthetic.probes import image_digest
 
 pytestmark = pytest.mark.e2e
 

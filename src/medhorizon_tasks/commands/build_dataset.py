@@ -42,8 +42,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def _cmd_build_dataset(args) -> int:
-    from ..data import release_build as rb
     from ..core.text import report_json
+    from ..data import release_build as rb
 
     srcs = pairs(args.src, BENCHMARKS, "--src")
     sources: dict[str, str] = {}

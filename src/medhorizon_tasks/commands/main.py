@@ -29,8 +29,23 @@ DESCRIPTION = ("Evaluate multimodal models on long medical and surgical video wi
 def build_parser() -> argparse.ArgumentParser:
     # Imported here, not at the top: `run` and `vlmeval` never build the parser. Each module adds its
     # command(s); the order is that of `--help`.
-    from . import (build_dataset, check, compare, demo, diagnose, launch, leaderboard, plot,
-                   prepare_frames, protocol, score, stats, surghi, synthetic, videos)
+    from . import (
+        build_dataset,
+        check,
+        compare,
+        demo,
+        diagnose,
+        launch,
+        leaderboard,
+        plot,
+        prepare_frames,
+        protocol,
+        score,
+        stats,
+        surghi,
+        synthetic,
+        videos,
+    )
 
     p = argparse.ArgumentParser(prog="medhorizon-tasks", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True)

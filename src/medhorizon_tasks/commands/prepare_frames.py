@@ -38,8 +38,8 @@ def add_parser(sub) -> None:
 
 def _cmd_prepare(args) -> int:
     from ..benchmarks.medhorizon.release import DATA_ENV, load_release
-    from ..core.video.frame_cache import FrameCache
     from ..core.paths import default_video_root
+    from ..core.video.frame_cache import FrameCache
     from .jobs.prepare_frames import parse_plans, parse_shard, prepare_frames
 
     settings = parse_plans(args.plans)

@@ -10,6 +10,7 @@ from .build import Board
 from .html import render_html
 from .tables import format_csv, format_markdown
 
+
 def write_leaderboard(boards: list[Board], out_dir: str | os.PathLike, *, title: str | None = None) -> dict[str, Path]:
     """Write ``leaderboard.md``, ``leaderboard.csv`` and ``leaderboard.html`` into ``out_dir``; a failure
     (full disk, a folder in the way) is one WriteError naming the file."""

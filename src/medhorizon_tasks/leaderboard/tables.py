@@ -18,9 +18,9 @@ from urllib.parse import quote, urlsplit
 
 import numpy as np
 
+from ..core.text import pct
 from .build import Board, Entry
 from .submission import input_protocol_text
-from ..core.text import pct
 
 __all__ = ["format_markdown", "format_csv", "table_rows", "board_footnote", "default_title", "link_url", "fmt_p",
            "CSV_COLUMNS"]

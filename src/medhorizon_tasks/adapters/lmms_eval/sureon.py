@@ -15,9 +15,9 @@ from pathlib import Path
 
 from ...benchmarks.sureon import scoring
 from ...benchmarks.sureon.items import load_items, parse_item
-from ...core.predictions import parse_uid
 from ...benchmarks.sureon.protocol import build_prompt, decode_frames, prepare, setting_key
 from ...core.errors import MedHorizonError, VideoError
+from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl
 from ...core.video.status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error, video_file

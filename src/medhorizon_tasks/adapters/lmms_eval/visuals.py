@@ -18,8 +18,8 @@ from loguru import logger
 
 from ...core.errors import MedHorizonError, VideoError
 from ...core.paths import resolve_video_path
-from ...core.video.planned_frames import PlannedFrames
 from ...core.sampling import FramePlan
+from ...core.video.planned_frames import PlannedFrames
 from ...core.video.status import OUTCOMES, UNKNOWN
 
 

@@ -45,9 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core.video.frame_cache import FrameCache
 from ...core.safeio import append_jsonl, atomic_write_json
 from ...core.sampling import FramePlan
+from ...core.video.frame_cache import FrameCache
 
 __all__ = ["FRAMES_ENV", "FrameStore", "OutcomeLog", "outcome_log_path"]
 

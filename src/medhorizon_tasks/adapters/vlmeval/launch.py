@@ -34,8 +34,8 @@ from pathlib import Path
 
 from ...core.errors import DataError, MedHorizonError
 from ...core.jsonl import iter_jsonl
-from ...runs.launch import EXIT_REFUSED, Verdict, last_error
 from ...core.safeio import read_json
+from ...runs.launch import EXIT_REFUSED, Verdict, last_error
 from .presets import PRESETS, Preset
 
 __all__ = ["run_cli", "judge_vlmeval_run", "HELP"]

@@ -13,9 +13,9 @@ from collections import defaultdict
 from ...core.extract import extract_choice
 from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
 from ...core.stats import wilson_ci
+from ...core.text import pct
 from .release import Item
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
-from ...core.text import pct
 
 __all__ = ["score_item", "record_for", "missing_record", "error_record", "read_predictions", "score_predictions",
            "report", "format_table", "PREDICTION_KEYS"]

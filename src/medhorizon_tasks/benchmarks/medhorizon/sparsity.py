@@ -22,9 +22,9 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
+from ...core.text import pct
 from .release import Item
 from .taxonomy import TASK_CODES
-from ...core.text import pct
 
 __all__ = ["evidence_frames", "evidence_ratio", "is_localizable", "sparsity_report", "format_sparsity",
            "PAPER_AUDIT"]

@@ -22,9 +22,9 @@ from collections.abc import Callable
 
 from ...core.errors import DataError
 from ...core.extract import clean_answer, extract_choice, extract_order
+from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
 from ...core.stats import accuracy_summary, multimodal_gain
 from ...core.text import listing, pct, with_item
-from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
 
 __all__ = ["extract_order", "score_item", "record_for", "missing_record", "error_record", "read_predictions",

@@ -25,11 +25,11 @@ from typing import Mapping
 from ...core.errors import DataError
 from ...core.jsonl import iter_jsonl
 from ...core.log_samples import is_lmms_sample, response_text
+from ...core.text import pct
 from .frames import FrameRow, parse_row, read_frame_rows
 from .hierarchy import Hierarchy
 from .metrics import METRIC_KEYS, aggregate_videos, overall, video_metrics
 from .protocol import predicted_labels
-from ...core.text import pct
 
 BENCHMARK = "surghi"
 Key = tuple[str, str, int]
