@@ -10,10 +10,10 @@ import re
 import numpy as np
 import pytest
 
+from medhorizon_tasks.benchmarks import data as D
 from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.core.errors import DataError
 from medhorizon_tasks.leaderboard import build as B
-from medhorizon_tasks.leaderboard import data as D
 from medhorizon_tasks.leaderboard import submission as S
 from medhorizon_tasks.leaderboard import tables as T
 

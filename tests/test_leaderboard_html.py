@@ -13,9 +13,9 @@ import subprocess
 
 import pytest
 
+from medhorizon_tasks.benchmarks import data as D
 from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.leaderboard import build as B
-from medhorizon_tasks.leaderboard import data as D
 from medhorizon_tasks.leaderboard import publish as P
 from medhorizon_tasks.leaderboard import submission as S
 from medhorizon_tasks.leaderboard import tables as T

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from medhorizon_tasks import plots
+from medhorizon_tasks.benchmarks import data as lb_data
 from medhorizon_tasks.benchmarks.medhorizon import scoring as mh_scoring
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
 from medhorizon_tasks.benchmarks.sureon import scoring as sureon_scoring
@@ -30,7 +31,6 @@ from medhorizon_tasks.benchmarks.surghi.frames import load_hierarchy_file, read_
 from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.core import jsonl
 from medhorizon_tasks.core.errors import DataError, MedHorizonError
-from medhorizon_tasks.leaderboard import data as lb_data
 from medhorizon_tasks.leaderboard.submission import FORMAT, read_submission, validate_submission
 
 # ------------------------------------------------------------------ valid skeletons, one per reader

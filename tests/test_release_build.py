@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from datasets import Features, load_dataset
 
+from medhorizon_tasks.benchmarks.data import data_version
 from medhorizon_tasks.benchmarks.medhorizon.release import Item, features, load_release
 from medhorizon_tasks.benchmarks.sureon.items import features as sureon_features
 from medhorizon_tasks.benchmarks.sureon.items import from_row as sureon_from_row
@@ -20,7 +21,6 @@ from medhorizon_tasks.commands.main import main as run
 from medhorizon_tasks.core.errors import DataError, MedHorizonError
 from medhorizon_tasks.data import release_build as rb
 from medhorizon_tasks.data.sources import SOURCES
-from medhorizon_tasks.leaderboard.data import data_version
 from upstream_fakes import record, write_release
 
 CARD = Path(__file__).resolve().parents[1] / "hf_dataset_card" / "README.md"

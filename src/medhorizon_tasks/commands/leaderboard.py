@@ -18,8 +18,8 @@ import argparse
 import os
 import sys
 
+from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
 from ..core.errors import DataError, MedHorizonError
-from ..leaderboard.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
 
 __all__ = ["add_parser"]
 

@@ -172,7 +172,7 @@ class _Config:
 
 
 def _load(benchmark: str, src: Path, hierarchy: Path | None) -> _Config:
-    from ..leaderboard.data import load_benchmark_data
+    from ..benchmarks.data import load_benchmark_data
 
     data = load_benchmark_data(benchmark, src, hierarchy=hierarchy if benchmark == "surghi" else None)
     problems: list[str] = []
@@ -251,7 +251,7 @@ def build_dataset(sources: dict[str, str | os.PathLike], out: str | os.PathLike,
     """
     from datasets import Dataset
 
-    from ..leaderboard.data import BENCHMARKS, HASH_SCHEME
+    from ..benchmarks.data import BENCHMARKS, HASH_SCHEME
 
     unknown = sorted(set(sources) - set(BENCHMARKS))
     if unknown or not sources:

@@ -58,9 +58,9 @@ from typing import Any
 
 import numpy as np
 
+from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from ..core.errors import DataError
 from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test
-from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from .submission import Submission, read_submission, validate_submission
 
 __all__ = ["Entry", "Board", "build_leaderboard", "surghi_bootstrap", "paired_permutation_pvalue",

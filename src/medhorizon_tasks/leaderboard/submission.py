@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, show_id
 from ..core.errors import DataError
 from ..core.safeio import atomic_write_text, read_json
-from .data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, show_id
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Submission", "read_submission", "check_submission",
            "validate_submission", "make_submission", "dumps_submission", "write_submission",

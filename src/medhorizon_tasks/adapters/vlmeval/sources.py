@@ -62,8 +62,8 @@ def _family(preset: Preset) -> str:
 
 
 def data_version_of(preset: Preset) -> str:
-    """The leaderboard data version (:func:`medhorizon_tasks.leaderboard.data.data_version`) of the preset's data."""
-    from ...leaderboard.data import data_version
+    """The leaderboard data version (:func:`medhorizon_tasks.benchmarks.data.data_version`) of the preset's data."""
+    from ...benchmarks.data import data_version
 
     source = locate(preset)
     return data_version(preset.benchmark, source.data, hierarchy=source.hierarchy)

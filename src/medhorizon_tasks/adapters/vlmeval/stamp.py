@@ -9,7 +9,7 @@ other data would be scored as if it were this run's.
 
 So the launcher writes a stamp beside the predictions,
 ``<model>_<dataset>_medhorizon_stamp.json``: the package version, the data
-version (:func:`medhorizon_tasks.leaderboard.data.data_version`, a hash of the
+version (:func:`medhorizon_tasks.benchmarks.data.data_version`, a hash of the
 items' content), the preset's frame setting and ``--limit``. Before a run, any
 file VLMEvalKit would reuse for a (model, dataset) of this package must sit
 beside a stamp equal to this run's; otherwise the run is refused (exit status

@@ -1,4 +1,4 @@
-"""The benchmark data a leaderboard is built on, and its version hash.
+"""Any benchmark's data by name, and its version hash (what submissions, release builds and VLMEvalKit stamps name).
 
 A submission names the version of the data it was made on; a leaderboard only
 ranks submissions of one version, since a score on other items (or other
@@ -127,7 +127,7 @@ def load_benchmark_data(benchmark: str, data: str | os.PathLike | None = None, *
     if hierarchy is not None and benchmark != "surghi":
         raise DataError(f"--hierarchy applies to surghi only, not to {benchmark}")
     if benchmark == "medhorizon":
-        from ..benchmarks.medhorizon.release import DATA_ENV, load_release
+        from .medhorizon.release import DATA_ENV, load_release
 
         items = load_release(data)
         return BenchmarkData(benchmark, str(data) if data else f"${DATA_ENV}", [it.uid for it in items],
@@ -136,11 +136,11 @@ def load_benchmark_data(benchmark: str, data: str | os.PathLike | None = None, *
         raise DataError(f"no data given for {benchmark}: pass --data "
                         + ("(the items JSONL)" if benchmark == "sureon" else "(the annotation or task-item rows)"))
     if benchmark == "sureon":
-        from ..benchmarks.sureon.items import load_items
+        from .sureon.items import load_items
 
         items = load_items(data)
         return BenchmarkData(benchmark, str(data), [it.uid for it in items], items=items)
-    from ..benchmarks.surghi.frames import load_hierarchy_file, read_frame_rows, resolve_hierarchies
+    from .surghi.frames import load_hierarchy_file, read_frame_rows, resolve_hierarchies
 
     rows = read_frame_rows(Path(data), role="annotations")
     given = load_hierarchy_file(hierarchy) if hierarchy is not None else None
