@@ -18,11 +18,12 @@ import pytest
 import upstream_fakes as F
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_frames
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
+from medhorizon_tasks.benchmarks.videos import VideoCheckCache
 from medhorizon_tasks.commands.main import main as run
 from medhorizon_tasks.data import reconstruct as R
 from medhorizon_tasks.data.reconstruct import place as P
 from medhorizon_tasks.data.sources import SOURCES, source_for_path, source_named, target_id
-from medhorizon_tasks.runs.preflight import VideoCheckCache, preflight
+from medhorizon_tasks.runs.preflight import preflight
 
 
 def _from(up: dict[str, Path]) -> dict[str, list[Path]]:

@@ -59,10 +59,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def _cmd_videos(args) -> int:
+    from ..benchmarks.videos import VideoCheckCache
     from ..core.safeio import atomic_write_text
     from ..core.text import report_json
     from ..data.reconstruct import read_checksums, reconstruct
-    from ..runs.preflight import VideoCheckCache
 
     data = args.data or os.environ.get(_DATA_ENV[args.benchmark])
     if not data:

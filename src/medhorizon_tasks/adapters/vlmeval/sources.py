@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...benchmarks.surghi.frames import hierarchy_file_for
+from ...benchmarks.videos import SOURCES, default_root
 from ...core.errors import MedHorizonError
-from ...runs.preflight import SOURCES, default_root
 from .presets import Preset
 
 __all__ = ["DataSource", "locate", "data_version_of"]

@@ -4,7 +4,7 @@ The release points at videos it cannot redistribute. For every video the data
 reference, this package finds the user's upstream copy (by the source's layout
 in :mod:`..sources`), places it where ``video_path`` says, and checks it with
 the same pre-flight that every lmms-eval and VLMEvalKit run does
-(:func:`medhorizon_tasks.runs.preflight.check_videos`: presence, containment,
+(:func:`medhorizon_tasks.benchmarks.videos.check_videos`: presence, containment,
 indexability, duration against the data), plus what only a reconstruction
 needs: a decode of the first, middle and last frames, the frame count and
 rate against the data, and optionally a SHA-256.

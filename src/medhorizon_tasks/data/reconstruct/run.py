@@ -9,10 +9,10 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
+from ...benchmarks.videos import VideoCheckCache, VideoRef, video_refs
 from ...core.errors import DataError, MedHorizonError, VideoError
 from ...core.paths import resolve_video_path
 from ...core.safeio import atomic_write_json, read_json
-from ...runs.preflight import VideoCheckCache, VideoRef, video_refs
 from ..sources import SOURCES, UpstreamSource, source_for_path, source_named
 from .find import UpstreamIndex, scan_upstream
 from .place import ReconstructError, materialize, same_file

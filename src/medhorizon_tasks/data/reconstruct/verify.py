@@ -8,10 +8,10 @@ import os
 import re
 from pathlib import Path
 
+from ...benchmarks.videos import VideoCheckCache, VideoRef, check_videos
 from ...core.errors import DataError, VideoError
 from ...core.paths import resolve_video_path
 from ...core.safeio import read_text, sha256_file
-from ...runs.preflight import VideoCheckCache, VideoRef, check_videos
 from .report import VideoReport
 
 __all__ = ["verify", "read_checksums"]
