@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.errors import MedHorizonError
 from ..core.text import listing, report_json, with_item
-from .common import load_items
+from .common import add_extraction_argument, load_items, medhorizon_only
 
 __all__ = ["add_parser"]
 
@@ -32,6 +32,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     s.add_argument("--predictions", required=True,
                    help='JSONL of {"uid", "prediction"|"pred"|"answer"} or an lmms-eval --log_samples file; '
                    "surghi: JSONL/CSV rows dataset, video, frame, phase, step, or lmms-eval samples")
+    add_extraction_argument(s, "scores; the other rule's accuracy is reported beside it")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     s.add_argument("--records", help="also write the per-item records (JSONL) here")
     s.add_argument("--mode", help="mode recorded in the per-item records (default: from the file)")
@@ -102,13 +103,14 @@ def _cmd_score(args) -> int:
     from ..benchmarks.medhorizon import scoring
     from ..core.jsonl import write_jsonl
 
+    medhorizon_only(args.benchmark, args.extraction)
     if args.benchmark == "sureon":
         return _cmd_score_sureon(args)
     if args.benchmark == "surghi":
         return _cmd_score_surghi(args)
     items = load_items(args.benchmark, args.data)
     predictions = scoring.read_predictions(args.predictions, [it.uid for it in items])
-    records = scoring.score_predictions(items, predictions, mode=args.mode)
+    records = scoring.score_predictions(items, predictions, mode=args.mode, extraction=args.extraction)
     rep = scoring.report(records)
     if args.records:
         write_jsonl(args.records, records)
