@@ -131,6 +131,8 @@ def aggregate_accuracy(records: list[dict]) -> float:
     line = scoring.rules_line(rep)
     if line:
         logger.info(f"[medhorizon] {line}")
+    for line in scoring.fallback_lines(rep):
+        logger.warning(f"[medhorizon] {line}")
     return o["accuracy"]
 
 

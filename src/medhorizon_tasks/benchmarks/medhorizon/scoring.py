@@ -25,10 +25,12 @@ from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
 from ...core.stats import wilson_ci
 from ...core.text import pct
 from .release import Item
+from .release_check import FALLBACK_REASONS, oracle_fallback
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
 
 __all__ = ["score_item", "record_for", "missing_record", "error_record", "read_predictions", "score_predictions",
-           "report", "format_table", "PREDICTION_KEYS", "beside_flags", "rule_of", "RULE_NAMES", "rules_line"]
+           "report", "format_table", "PREDICTION_KEYS", "beside_flags", "rule_of", "RULE_NAMES", "rules_line",
+           "fallback_lines"]
 
 BENCHMARK = "medhorizon"
 #: How the reports name each extraction rule.
@@ -36,8 +38,11 @@ RULE_NAMES = {"default": "default rule", "authors": "authors' rule"}
 
 
 def _base(item: Item, mode: str) -> dict:
-    return {"benchmark": BENCHMARK, "uid": item.uid, "task": item.task, "source": item.source,
-            "family": item.family, "hop": item.hop, "mode": mode, "answer": item.answer}
+    rec = {"benchmark": BENCHMARK, "uid": item.uid, "task": item.task, "source": item.source,
+           "family": item.family, "hop": item.hop, "mode": mode, "answer": item.answer}
+    if mode == "oracle":  # shown the 1 FPS + cap frames instead of its evidence: why (None: its evidence)
+        rec["oracle_fallback"] = oracle_fallback(item)
+    return rec
 
 
 def score_item(item: Item, raw_output: str | None, mode: str, extraction: str = "default") -> dict:
@@ -156,7 +161,32 @@ def report(records: list[dict]) -> dict:
         "by_hop": {h: _summary(groups["hop"][h], other) for h in sorted(groups["hop"])},
         "by_source": {s: _summary(groups["source"][s], other) for s in sorted(groups["source"])},
         "video_errors": [{"uid": r["uid"], "error": r["error"]} for r in records if r.get("error")],
+        **_fallbacks(records),
     }
+
+
+def _fallbacks(records: list[dict]) -> dict:
+    """Oracle mode: the items shown the 1 FPS + cap frames instead of their evidence, by reason."""
+    if not any("oracle_fallback" in r for r in records):
+        return {}
+    by_reason = {k: [r["uid"] for r in records if r.get("oracle_fallback") == k] for k in FALLBACK_REASONS}
+    return {"oracle_fallback": {"n": sum(len(v) for v in by_reason.values()), **by_reason}}
+
+
+def fallback_lines(rep: dict) -> list[str]:
+    """The oracle report's fall-back items as text: a count per reason, and the items whose windows could not
+    be read listed (global support falls back by design, as in the paper)."""
+    fb = rep.get("oracle_fallback")
+    if not fb or not fb["n"]:
+        return []
+    lines = [f"oracle mode: {fb['n']} of {rep['overall']['n']} items were shown the 1 FPS + cap frames "
+             f"instead of evidence frames:"]
+    for reason, text in FALLBACK_REASONS.items():
+        if fb.get(reason):
+            uids = fb[reason]
+            shown = ", ".join(uids[:20]) + (f", ... {len(uids)} in all" if len(uids) > 20 else "")
+            lines.append(f"  {len(uids)}: {text}" + ("" if reason == "global" else f": items {shown}"))
+    return lines
 
 
 def format_table(rows: list[tuple[str, str, dict]]) -> str:
@@ -193,6 +223,7 @@ def format_table(rows: list[tuple[str, str, dict]]) -> str:
         beside = rules_line(rep)
         if beside:
             notes.append(f"    {beside}")
+        notes += [f"    {line}" for line in fallback_lines(rep)]
     return "\n".join(lines + ["", *notes])
 
 
