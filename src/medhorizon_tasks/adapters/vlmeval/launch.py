@@ -16,7 +16,9 @@ registration is seen):
    package's datasets, the records and report ``evaluate`` wrote in this run --
    and exits non-zero with one line per reason
    (:class:`~medhorizon_tasks.runs.launch.Verdict`), since VLMEvalKit exits 0
-   when a dataset fails.
+   when a dataset fails; before the verdict, one line per MedHorizon dataset
+   gives its accuracy under the default and the authors' answer rules and the
+   items they read differently (:func:`medhorizon_accuracies`).
 
 Several processes: ``torchrun --nproc-per-node N -m
 medhorizon_tasks.adapters.vlmeval.launch <arguments>`` (every rank runs the
@@ -329,6 +331,8 @@ probe models registered, then reads what it wrote and exits non-zero with one
 line per reason when a dataset failed, was skipped, produced no metrics, had
 items without a prediction, or had video errors (unless
 MEDHORIZON_ALLOW_VIDEO_ERRORS=1). VLMEvalKit itself exits 0 in all of these cases.
+Each MedHorizon dataset's accuracy is printed under both answer rules (the
+package's and the MedHorizon authors'), with the items they read differently.
 
 Datasets: MedHorizon_cap{64,128,256,512,1248}, MedHorizon_text, MedHorizon_oracle,
 MedHorizon_frames{4,...,512}, MedHorizon_order_*, MedHorizon_sampling_*,
