@@ -4,8 +4,6 @@ not Markdown's ``p&lt;0.001``), and its reports read back by ``plot`` (the figur
 import json
 
 import pytest
-from published_release import published_items, write_release
-from test_plots import bars, build_files, check_png, mh_records, pct_ci, report, surghi_report, whiskers
 
 from medhorizon_tasks.benchmarks.data import load_benchmark_data
 from medhorizon_tasks.commands.jobs.demo import ROWS, SURGHI_ROWS, draw_figures, write_report
@@ -13,6 +11,8 @@ from medhorizon_tasks.commands.main import main
 from medhorizon_tasks.core.stats import wilson_ci
 from medhorizon_tasks.leaderboard import build_leaderboard, make_submission
 from medhorizon_tasks.leaderboard.tables import format_markdown, format_text
+from published_release import published_items, write_release
+from test_plots import bars, build_files, check_png, mh_records, pct_ci, report, surghi_report, whiskers
 
 # ------------------------------------------------------------------ the leaderboard in a terminal
 

@@ -4,8 +4,6 @@ import json
 import math
 
 import pytest
-from published_release import TASKS, published_items, write_release
-from test_sureon_cli import ITEMS as SUREON_ITEMS
 
 from medhorizon_tasks.benchmarks.published import (
     compare,
@@ -16,6 +14,8 @@ from medhorizon_tasks.benchmarks.published import (
     run_values,
 )
 from medhorizon_tasks.commands.main import main
+from published_release import TASKS, published_items, write_release
+from test_sureon_cli import ITEMS as SUREON_ITEMS
 
 # ------------------------------------------------------------------ the data, checked against itself
 

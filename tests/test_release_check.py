@@ -4,11 +4,11 @@ fall-back items in its reports."""
 import json
 
 import pytest
-from published_release import published_items, write_release
 
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
 from medhorizon_tasks.benchmarks.medhorizon.release_check import PUBLISHED, check_release
 from medhorizon_tasks.commands.main import main
+from published_release import published_items, write_release
 
 
 def _check(capsys, data, *extra):

@@ -28,6 +28,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..benchmarks.medhorizon.release import load_release
+from ..benchmarks.medhorizon.release_check import ReleaseCheck, check_release
 from ..benchmarks.videos import (
     SOURCES,
     Source,
@@ -38,8 +40,6 @@ from ..benchmarks.videos import (
     default_root,
     video_refs,
 )
-from ..benchmarks.medhorizon.release import load_release
-from ..benchmarks.medhorizon.release_check import ReleaseCheck, check_release
 from ..core.errors import DataError, MedHorizonError
 
 __all__ = ["ALLOW_VIDEO_ERRORS_ENV", "Source", "SOURCES", "VideoRef", "VideoProblem", "PreflightReport",
