@@ -55,6 +55,24 @@ def test_results_and_samples_files(needle_run, synthetic):
         assert ours == pytest.approx(res[task]["accuracy,none"]), "score and lmms-eval agree"
 
 
+def test_the_authors_rule_is_reported_beside_the_default(needle_run, synthetic):
+    """results.json holds accuracy_authors and rules_disagree for every task, equal to what `score` reports for
+    the same samples; the needle probe's styles ("Option X is not supported ... The answer is L", reasoning
+    blocks, refusals) make the two rules differ."""
+    run, _ = needle_run
+    items = load_release(synthetic.data_path)
+    res = run.results["results"]
+    for task in TASKS:
+        o = scoring.report(list(_records(run, task, items).values()))["overall"]
+        assert res[task]["accuracy_authors,none"] == pytest.approx(o["accuracy_authors"]), task
+        assert res[task]["rules_disagree,none"] == o["rules_disagree"], task
+        samples = [json.loads(x) for x in run.samples[task].read_text().splitlines()]
+        assert sum(s["rules_disagree"] for s in samples) == o["rules_disagree"]
+    oracle = res["medhorizon_synthetic_oracle"]
+    assert oracle["rules_disagree,none"] > 0
+    assert oracle["accuracy_authors,none"] < oracle["accuracy,none"]
+
+
 def test_reasoning_blocks_reach_the_scorer_and_are_ignored_by_its_one_rule(needle_run, synthetic):
     """lmms-eval's own --reasoning_tags stripping is off for these tasks (reasoning_tags: none), so the samples
     keep the model's text and the package's one rule (extract.strip_reasoning) decides, as in VLMEvalKit."""

@@ -40,6 +40,8 @@ def test_the_wheel_holds_every_module_task_yaml_and_the_card(wheel):
              and (p.suffix in {".yaml", ".jsonl"} or p.name.endswith("_yaml"))}
     assert yamls <= names, sorted(yamls - names)
     assert "medhorizon_tasks/hf_dataset_card/README.md" in names
+    tables = {f"medhorizon_tasks/benchmarks/{b}/published.json" for b in ("medhorizon", "sureon", "surghi")}
+    assert tables <= names, "the papers' published tables are package data"
 
 
 def test_a_non_editable_install_imports_every_module_and_runs_the_command(wheel, tmp_path):
@@ -64,6 +66,8 @@ def test_a_non_editable_install_imports_every_module_and_runs_the_command(wheel,
             "        if e.name not in {'llava'}: bad.append((i.name, e))\n"
             "    except Exception as e: bad.append((i.name, e))\n"
             "assert not bad, bad\n"
+            "from medhorizon_tasks.benchmarks.published import published_rows\n"
+            "assert [len(published_rows(b)) for b in ('medhorizon', 'sureon', 'surghi')] == [25, 47, 45]\n"
             "print(sum(1 for _ in pkgutil.walk_packages(m.__path__, 'medhorizon_tasks.')))\n") % site
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([str(py), "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)

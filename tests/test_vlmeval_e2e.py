@@ -140,6 +140,34 @@ def test_the_synthetic_protocols_run_end_to_end_through_vlmeval(vlm, broken_rele
     assert 0.1 < random < 0.45
 
 
+def test_the_authors_rule_is_reported_beside_the_default(vlm, broken_release):
+    """Both accuracies and the disagreement count: in each MedHorizon report, in status.json's metrics, and in
+    one launcher line per MedHorizon dataset (none for the other benchmarks)."""
+    proc, work, _ = vlm
+    lines = [x for x in proc.stderr.splitlines() if " under the default rule " in x]
+    for model in ("medhorizon_needle", "medhorizon_random", "replay"):
+        status = json.loads((work / model / "status.json").read_text())["datasets"]
+        for name in ("MedHorizon_Synthetic_cap64", "MedHorizon_Synthetic_oracle", RELEASE):
+            o = _report(work, model, name)["overall"]
+            expected = medhorizon_scoring.report(_records(work, model, name))["overall"]
+            assert (o["accuracy_authors"], o["rules_disagree"]) == (pytest.approx(expected["accuracy_authors"]),
+                                                                    expected["rules_disagree"]), (model, name)
+            metrics = status[name]["metrics"]
+            assert metrics["accuracy_authors"] == pytest.approx(o["accuracy_authors"])
+            assert metrics["rules_disagree"] == o["rules_disagree"]
+            line = (f"medhorizon-tasks: {model} x {name}: Ov. under the default rule {100 * o['accuracy']:.1f}%, "
+                    f"under the authors' rule {100 * o['accuracy_authors']:.1f}%; the rules disagree on "
+                    f"{o['rules_disagree']} of {o['n']} items")
+            assert line in lines, (model, name)
+    medhorizon = ("MedHorizon_Synthetic_cap64", "MedHorizon_Synthetic_oracle", RELEASE)
+    assert all(any(f" x {name}: " in x for name in medhorizon) for x in lines), "MedHorizon datasets only"
+    assert len(lines) == len(set(lines)) >= 9
+    replay = _report(work, "replay", "MedHorizon_Synthetic_cap64")["overall"]
+    assert replay["rules_disagree"] > 0, "'<think>...A.</think> The answer is C.' reads A under the authors' rule"
+    needle = _report(work, "medhorizon_needle", "MedHorizon_Synthetic_oracle")["overall"]
+    assert needle["accuracy"] == 1.0 and needle["accuracy_authors"] < 1.0
+
+
 def test_a_failing_dataset_makes_the_launcher_fail_with_the_reason(vlm):
     proc, work, _ = vlm
     assert proc.returncode == 1, proc.stderr[-3000:]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..core.errors import MedHorizonError
 
-__all__ = ["EXIT_USAGE", "BENCHMARKS", "load_items", "pairs"]
+__all__ = ["EXIT_USAGE", "BENCHMARKS", "load_items", "pairs", "add_extraction_argument", "medhorizon_only"]
 
 EXIT_USAGE = 2
 BENCHMARKS = ("medhorizon", "sureon", "surghi")
@@ -17,6 +17,22 @@ def load_items(benchmark: str, data: str | None):
     from ..benchmarks.medhorizon.release import load_release
 
     return load_release(data)
+
+
+def add_extraction_argument(parser, what: str) -> None:
+    """``--extraction {default,authors}``: the MedHorizon answer rule that decides each item."""
+    from ..core.extract import EXTRACTIONS
+
+    parser.add_argument("--extraction", choices=list(EXTRACTIONS), default="default",
+                        help=f"medhorizon: the answer rule that {what} (default: the package's; authors: the "
+                        "MedHorizon authors' scorer's, the first standalone A-D, else the first character)")
+
+
+def medhorizon_only(benchmark: str, extraction: str) -> None:
+    """The authors' rule is MedHorizon's: refuse it for another benchmark."""
+    if benchmark != "medhorizon" and extraction != "default":
+        raise MedHorizonError(f"--extraction {extraction} is the MedHorizon authors' rule: it applies to "
+                              "--benchmark medhorizon only")
 
 
 def pairs(values: list[str] | None, known: tuple[str, ...] | None, what: str) -> dict[str | None, list[str]]:

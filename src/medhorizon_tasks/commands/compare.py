@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..core.errors import MedHorizonError
 from ..core.text import report_json
-from .common import load_items
+from .common import add_extraction_argument, load_items, medhorizon_only
 
 __all__ = ["add_parser"]
 
@@ -21,6 +21,7 @@ def add_parser(sub) -> None:
     c.add_argument("--data", help="release JSONL or local dataset folder (default: $MEDHORIZON_DATA)")
     c.add_argument("--labels", help="comma-separated run names (default: file names)")
     c.add_argument("--alpha", type=float, default=0.05)
+    add_extraction_argument(c, "decides each item")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=_cmd_compare)
 
@@ -34,24 +35,28 @@ def add_parser(sub) -> None:
     ba.set_defaults(func=_cmd_blind_audit)
 
 
-def _items_and_scorer(benchmark: str, data: str | None):
+def _items_and_scorer(benchmark: str, data: str | None, extraction: str = "default"):
     """``(items, score_predictions)``: Sureon's items JSONL and scorer, else the MedHorizon release and its
-    scorer."""
+    scorer with the named ``extraction``."""
     if benchmark == "sureon":
         from ..benchmarks.sureon import items as sureon_items
         from ..benchmarks.sureon import scoring as sureon
 
+        medhorizon_only(benchmark, extraction)
         return sureon_items.load_items(data), sureon.score_predictions
     from ..benchmarks.medhorizon import scoring
 
-    return load_items(benchmark, data), scoring.score_predictions
+    def score(items, predictions):
+        return scoring.score_predictions(items, predictions, extraction=extraction)
+
+    return load_items(benchmark, data), score
 
 
 def _cmd_compare(args) -> int:
     from ..benchmarks.medhorizon import scoring
     from ..core.stats import format_pairwise, pairwise_mcnemar
 
-    items, score = _items_and_scorer(args.benchmark, args.data)
+    items, score = _items_and_scorer(args.benchmark, args.data, args.extraction)
     uids = [it.uid for it in items]
     labels = args.labels.split(",") if args.labels else [Path(r).stem for r in args.runs]
     if len(labels) != len(args.runs) or len(set(labels)) != len(labels):
@@ -62,7 +67,13 @@ def _cmd_compare(args) -> int:
         # Sureon's SM items are judged separately and stay out of the paired tests, as out of mu.
         runs[label] = {r["uid"]: bool(r["correct"]) for r in records if r.get("kind") != "sm"}
     result = pairwise_mcnemar(runs, alpha=args.alpha)
-    print(report_json(result) if args.json else format_pairwise(result))
+    if args.json:
+        print(report_json({**result, "extraction": args.extraction}))
+        return 0
+    print(format_pairwise(result))
+    if args.extraction != "default":
+        print(f"(answers read with the {scoring.RULE_NAMES[args.extraction]}: the first standalone A-D, else the "
+              "first character)")
     return 0
 
 

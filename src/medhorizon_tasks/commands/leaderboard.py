@@ -5,7 +5,8 @@
   a submission from an existing predictions file (stdout without ``-o``).
 * ``validate SUB... [--data [B=]D] [--hierarchy H]``: "OK" per valid file (exit 0), or every
   problem of every invalid file on stderr (exit 1).
-* ``build SUB... [--data [B=]D ...] -o OUTDIR``: leaderboard.md, .csv and .html.
+* ``build SUB... [--data [B=]D ...] [--paper-row MODEL=ROW] -o OUTDIR``: leaderboard.md, .csv and .html, with
+  each entry whose model the paper reports beside its published row.
 
 ``--data`` is one path (for every benchmark), or ``BENCHMARK=PATH``, repeated
 when submissions of several benchmarks are built together. MedHorizon falls
@@ -159,7 +160,9 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_build(args) -> int:
+    from ..core.text import printable
     from ..leaderboard.build import build_leaderboard
+    from ..leaderboard.paper import format_paper_text, paper_lines
     from ..leaderboard.publish import write_leaderboard
     from ..leaderboard.submission import read_submission
 
@@ -174,14 +177,29 @@ def _cmd_build(args) -> int:
             data[bench] = loader.get(bench, path)
     boards = build_leaderboard(args.submissions, data, n_resamples=args.n_resamples, seed=args.seed,
                                alpha=args.alpha)
-    paths = write_leaderboard(boards, args.out, title=args.title)
+    paper = paper_lines(boards, _paper_rows(args.paper_row))
+    paths = write_leaderboard(boards, args.out, title=args.title, paper=paper)
     for board in boards:
         leader = board.entries[0]
         print(f"{board.name}: {len(board.entries)} entries, data {board.data_version}, leader "
-              f"{leader.metadata['model']} ({100 * leader.headline:.1f})")
+              f"{printable(leader.metadata['model'])} ({100 * leader.headline:.1f})")
+    if paper:
+        print("Published values beside these entries:")
+        print(format_paper_text(paper))
     for p in paths.values():
         print(p)
     return 0
+
+
+def _paper_rows(values: list[str] | None) -> dict[str, str]:
+    """``--paper-row MODEL=ROW`` values -> ``{entry model: paper row}``."""
+    out = {}
+    for v in values or []:
+        model, sep, row = v.rpartition("=")
+        if not sep or not model or not row:
+            raise MedHorizonError(f"--paper-row {v!r}: expected MODEL=ROW (an entry's model name, the paper's row)")
+        out[model] = row
+    return out
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -241,5 +259,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     b.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples, and permutations of the SurgHiBench test (default 2000)")
     b.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
     b.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm (default 0.05)")
+    b.add_argument("--paper-row", action="append", metavar="MODEL=ROW",
+                   help="show the entry MODEL beside the paper's row ROW (default: each entry whose model name, an "
+                        "alias or -- MedHorizon -- the protocol registry matches a row of MedHorizon Table 2, Sureon "
+                        "Table 3 or SurgHiBench Table 2); repeated for several entries")
     b.set_defaults(func=_cmd_build)
     return lb

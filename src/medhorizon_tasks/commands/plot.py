@@ -15,10 +15,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         description="Draw every figure the files allow: per-task bars of MedHorizon score reports "
                         "(per_task.png), of lmms-eval results JSON (per_task_lmms_eval.png, and frame_scaling.png "
                         "from medhorizon[_synthetic]_frames<N> tasks), Sureon and SurgHiBench score reports "
-                        "(per_category_sureon.png, metrics_surghi.png), and the figure of each diagnostics JSON "
-                        "(budgets.json, evidence.json, order.json, sampling.json -> <name>.png).")
+                        "(per_category_sureon.png, metrics_surghi.png), the figure of each diagnostics JSON "
+                        "(budgets.json, evidence.json, order.json, sampling.json -> <name>.png), and files of "
+                        "named score reports such as the demo's report.json (per_task.png, and "
+                        "evidence_settings.png: random / text / uniform / oracle) and report_surghi.json.")
     pl.add_argument("results", nargs="+", help="results files: lmms-eval <stamp>_results.json, `score --json` "
-                    "output (MedHorizon, Sureon, SurgHiBench), diagnostics <kind>.json; one series each")
+                    "output (MedHorizon, Sureon, SurgHiBench), diagnostics <kind>.json, the demo's report.json and "
+                    "report_surghi.json; one series each (a file of named reports: one per name)")
     pl.add_argument("--out", default="medhorizon_plots", help="output folder")
     pl.add_argument("--labels", help="comma-separated series names, one per file (default: the model named in "
                     "the file, else the file name)")

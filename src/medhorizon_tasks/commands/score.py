@@ -8,7 +8,15 @@ from pathlib import Path
 
 from ..core.errors import MedHorizonError
 from ..core.text import listing, report_json, with_item
-from .common import load_items
+from .common import add_extraction_argument, load_items, medhorizon_only
+from .paper import (
+    add_paper_row_argument,
+    comparisons_json,
+    paper_comparisons,
+    print_comparisons,
+    protocol_note,
+    run_model_names,
+)
 
 __all__ = ["add_parser"]
 
@@ -32,6 +40,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     s.add_argument("--predictions", required=True,
                    help='JSONL of {"uid", "prediction"|"pred"|"answer"} or an lmms-eval --log_samples file; '
                    "surghi: JSONL/CSV rows dataset, video, frame, phase, step, or lmms-eval samples")
+    add_extraction_argument(s, "scores; the other rule's accuracy is reported beside it")
+    add_paper_row_argument(s)
     s.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     s.add_argument("--records", help="also write the per-item records (JSONL) here")
     s.add_argument("--mode", help="mode recorded in the per-item records (default: from the file)")
@@ -69,7 +79,14 @@ def _cmd_score_sureon(args) -> int:
     rep = sureon.report(records, blind_records=blind)
     if args.records:
         write_jsonl(args.records, records)
-    print(report_json(rep) if args.json else sureon.format_report(rep))
+    modes = {r["mode"] for r in records if r.get("status") != "missing"}
+    paper = paper_comparisons("sureon", rep, paper_row=args.paper_row, predictions=args.predictions,
+                              mode=modes.pop() if len(modes) == 1 else None)
+    if args.json:
+        print(report_json({**rep, **({"paper": comparisons_json(paper)} if paper else {})}))
+        return 0
+    print(sureon.format_report(rep))
+    print_comparisons(paper)
     return 0
 
 
@@ -85,7 +102,12 @@ def _cmd_score_surghi(args) -> int:
     hierarchies = frames.resolve_hierarchies(annotations, given)
     predictions = scoring.read_predictions(args.predictions, hierarchies)
     rep = scoring.evaluate(annotations, predictions, hierarchies).report()
-    print(report_json(rep) if args.json else scoring.format_report(rep))
+    paper = paper_comparisons("surghi", rep, paper_row=args.paper_row, predictions=args.predictions)
+    if args.json:
+        print(report_json({**rep, **({"paper": comparisons_json(paper)} if paper else {})}))
+    else:
+        print(scoring.format_report(rep))
+        print_comparisons(paper)
     for ds, r in rep["datasets"].items():
         if r.get("n_missing") or r.get("n_extra") or r.get("n_errors"):
             print(f"warning: {ds}: {r['n_missing']} annotated frame(s) without a prediction (scored wrong), "
@@ -102,21 +124,27 @@ def _cmd_score(args) -> int:
     from ..benchmarks.medhorizon import scoring
     from ..core.jsonl import write_jsonl
 
+    medhorizon_only(args.benchmark, args.extraction)
     if args.benchmark == "sureon":
         return _cmd_score_sureon(args)
     if args.benchmark == "surghi":
         return _cmd_score_surghi(args)
     items = load_items(args.benchmark, args.data)
     predictions = scoring.read_predictions(args.predictions, [it.uid for it in items])
-    records = scoring.score_predictions(items, predictions, mode=args.mode)
+    records = scoring.score_predictions(items, predictions, mode=args.mode, extraction=args.extraction)
     rep = scoring.report(records)
     if args.records:
         write_jsonl(args.records, records)
-    if args.json:
-        print(report_json(rep))
-        return 0
     label, inp = _run_label(args.predictions, records)
+    paper = paper_comparisons("medhorizon", rep, paper_row=args.paper_row, predictions=args.predictions)
+    known = args.input or (inp if run_model_names(args.predictions) else None)  # frames of a plain file: unknown
+    notes = [n for n in (protocol_note(row, known) for row, _ in paper) if n]
+    if args.json:
+        extra = {"paper": comparisons_json(paper), "paper_notes": notes} if paper else {}
+        print(report_json({**rep, **extra}))
+        return 0
     print(scoring.format_table([(args.label or label, args.input or inp, rep)]))
+    print_comparisons(paper, notes)
     for line in listing("video errors (scored wrong)", [with_item(e["uid"], e["error"]) for e in rep["video_errors"]]):
         print(line)
     missing = [r["uid"] for r in records if r["status"] == "missing"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["plural", "with_item", "listing", "pct", "clean_number", "report_json"]
+__all__ = ["plural", "with_item", "listing", "pct", "clean_number", "report_json", "printable", "aligned"]
 
 
 def plural(n: int, singular: str, plural_form: str | None = None) -> str:
@@ -38,6 +38,21 @@ def pct(x, digits: int = 1, *, width: int = 0, unit: str = "", missing: str = "â
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return missing.center(width) if width else missing
     return f"{100 * x:{width}.{digits}f}{unit}"
+
+
+def printable(text) -> str:
+    """``text`` fit for a terminal: every control or otherwise unprintable character (an escape sequence's
+    ESC, a carriage return, a line break) becomes a space, so text from a file cannot move the cursor."""
+    return "".join(ch if ch.isprintable() else " " for ch in str(text))
+
+
+def aligned(rows: list[list[str]], *, right=(), indent: str = "", gap: str = "  ") -> list[str]:
+    """Rows of cells as aligned text lines (the first row is usually the header): columns padded to their
+    widest cell, left-aligned except the column indexes in ``right``; cells made :func:`printable`."""
+    rows = [[printable(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(max(map(len, rows), default=0))]
+    return [indent + gap.join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+                              for i, c in enumerate(r)).rstrip() for r in rows]
 
 
 def clean_number(x, digits: int = 12):

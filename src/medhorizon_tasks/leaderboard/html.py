@@ -145,12 +145,31 @@ def _headline_cell(text: str) -> str:
     return f'<span class="v">{escape(value)}</span> <span class="ci">{escape("[" + ci)}</span>'
 
 
-def render_html(boards: list[Board], title: str | None = None) -> str:
-    """The whole page (UTF-8 text). ``title`` (page title and heading) defaults to :func:`default_title`."""
+def _paper_html(paper) -> str:
+    """The entries beside the papers' published rows (:func:`.paper.paper_lines`), one plain table."""
+    from .paper import paper_table
+    from .tables import PAPER_NOTE
+
+    head, rows = paper_table(paper)
+    out = ['<section id="paper">', "<h2>Published values beside these entries</h2>",
+           '<div class="wrap"><table class="paper"><thead><tr>']
+    num = ' class="num"'
+    out += [f"<th{num if 3 <= i <= 5 else ''}>{escape(h)}</th>" for i, h in enumerate(head)]
+    out.append("</tr></thead><tbody>")
+    for r in rows:
+        out.append("<tr>" + "".join(f"<td{num if 3 <= i <= 5 else ''}>{escape(c)}</td>" for i, c in enumerate(r))
+                   + "</tr>")
+    out += ["</tbody></table></div>", f'<p class="foot">{escape(PAPER_NOTE)}</p>', "</section>"]
+    return "\n".join(out)
+
+
+def render_html(boards: list[Board], title: str | None = None, paper=None) -> str:
+    """The whole page (UTF-8 text). ``title`` (page title and heading) defaults to :func:`default_title`;
+    ``paper`` (:func:`.paper.paper_lines`) adds the entries beside the papers' published rows."""
     if title is None:
         title = default_title(boards)
     names = ", ".join(b.name for b in boards)
-    body = "\n".join(_board_html(b) for b in boards)
+    body = "\n".join(_board_html(b) for b in boards) + ("\n" + _paper_html(paper) if paper else "")
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"

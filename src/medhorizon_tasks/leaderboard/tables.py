@@ -18,12 +18,12 @@ from urllib.parse import quote, urlsplit
 
 import numpy as np
 
-from ..core.text import pct
+from ..core.text import aligned, pct, printable
 from .build import Board, Entry
 from .submission import input_protocol_text
 
-__all__ = ["format_markdown", "format_csv", "table_rows", "board_footnote", "default_title", "link_url", "fmt_p",
-           "CSV_COLUMNS"]
+__all__ = ["format_markdown", "format_csv", "format_text", "table_rows", "board_footnote", "default_title", "link_url",
+           "fmt_p", "CSV_COLUMNS", "PAPER_NOTE"]
 
 def fmt_p(p: float | None) -> str:
     if p is None:
@@ -113,8 +113,32 @@ def default_title(boards: list[Board]) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]} leaderboards"
 
 
-def format_markdown(boards: list[Board], title: str | None = None) -> str:
-    """The leaderboards as Markdown: one section and table per benchmark."""
+PAPER_NOTE = ("Published: the value the paper prints (MedHorizon Table 2, Sureon Table 3, SurgHiBench Table 2; "
+              "shipped in medhorizon_tasks/benchmarks/*/published.json). Difference: the entry's value rounded as "
+              "the paper rounds, minus the published one.")
+
+
+def format_text(boards: list[Board], title: str | None = None, paper=None) -> str:
+    """The leaderboards for a terminal: aligned plain text, nothing escaped (``p<0.001``, not the Markdown
+    file's ``p&lt;0.001``); submitted text has its control characters replaced
+    (:func:`~medhorizon_tasks.core.text.printable`). ``paper``: :func:`.paper.paper_lines`, shown after."""
+    lines = [printable(title or default_title(boards)), ""]
+    for board in boards:
+        head, rows = table_rows(board)
+        n_fixed = len(head) - len(board.secondary)
+        lines += [board.name, *aligned([head, *rows], right={0, 5, 6, *range(n_fixed, len(head))}, indent="  "),
+                  "  " + board_footnote(board), ""]
+    if paper:
+        from .paper import format_paper_text
+
+        lines += ["Published values beside these entries", *("  " + x for x in format_paper_text(paper).splitlines()),
+                  "  " + PAPER_NOTE, ""]
+    return "\n".join(lines)
+
+
+def format_markdown(boards: list[Board], title: str | None = None, paper=None) -> str:
+    """The leaderboards as Markdown: one section and table per benchmark (and, with ``paper``
+    (:func:`.paper.paper_lines`), the entries beside the papers' published rows)."""
     lines = [f"# {title or default_title(boards)}", ""]
     for board in boards:
         head, rows = table_rows(board)
@@ -130,6 +154,15 @@ def format_markdown(boards: list[Board], title: str | None = None) -> str:
                 cells[1] = f"[{cells[1]}]({url})"
             lines.append("| " + " | ".join(cells) + " |")
         lines += ["", board_footnote(board), ""]
+    if paper:
+        from .paper import paper_table
+
+        head, rows = paper_table(paper)
+        lines += ["## Published values beside these entries", "",
+                  "| " + " | ".join(_md_cell(h, submitted=False) for h in head) + " |",
+                  "|---|---|---|---:|---:|---:|---|"]
+        lines += ["| " + " | ".join(_md_cell(c, submitted=i == 1) for i, c in enumerate(r)) + " |" for r in rows]
+        lines += ["", PAPER_NOTE, ""]
     return "\n".join(lines)
 
 

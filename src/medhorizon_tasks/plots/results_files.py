@@ -18,6 +18,7 @@ from .figures import (
     _diagnostic_rows,
     build_bars,
     build_diagnostic,
+    build_evidence_settings,
     build_frame_scaling,
     build_per_task,
     build_surghi,
@@ -29,7 +30,9 @@ _LMMS_FRAMES = re.compile(r"^(medhorizon(?:_synthetic)?)_frames(\d+)$")
 ACCEPTED_SHAPES = (
     "an lmms-eval results JSON (<output_path>/<model>/<stamp>_results.json: key \"results\" with "
     "\"accuracy,none\" per task); `medhorizon-tasks score --json` output of MedHorizon (overall, by_task, "
-    "by_family), Sureon (mu, perception, reasoning, by_category) or SurgHiBench (datasets, overall); a "
+    "by_family), Sureon (mu, perception, reasoning, by_category) or SurgHiBench (datasets, overall); an object "
+    "of named score reports, {name: report} or {name: {\"report\": report, \"mode\": ...}} (the demo's "
+    "report.json and report_surghi.json); a "
     "diagnostics JSON of `medhorizon-tasks diagnose` / `sweep` (budgets.json, evidence.json, order.json, "
     "sampling.json: a list of rows with diagnostic, label, group, x, accuracy, ...); or a flat "
     "{key: accuracy} object")
@@ -42,10 +45,12 @@ class ResultsFile:
     """One results file as :func:`load_results` read it.
 
     ``kind``: ``"lmms_eval"``, ``"medhorizon"`` (score report), ``"sureon"``, ``"surghi"``,
-    ``"diagnostic"`` or ``"flat"``. ``values``: ``{key: Acc or None}`` (all but surghi and
-    diagnostics); ``report``: the SurgHiBench report; ``rows`` / ``diagnostic``: a diagnostics file's
-    rows and kind; ``label``: the series name (the model of an lmms-eval or diagnostics file, else the
-    file name); ``skipped``: lmms-eval tasks without an accuracy metric.
+    ``"diagnostic"``, ``"flat"`` or ``"bundle"`` (named score reports: ``series``, one ResultsFile each,
+    labelled by its name, with the run's ``mode`` when the file gives it). ``values``: ``{key: Acc or
+    None}`` (all but surghi, diagnostics and bundles); ``report``: the SurgHiBench report; ``rows`` /
+    ``diagnostic``: a diagnostics file's rows and kind; ``label``: the series name (the model of an
+    lmms-eval or diagnostics file, else the file name); ``skipped``: lmms-eval tasks without an
+    accuracy metric.
     """
 
     path: Path
@@ -56,6 +61,8 @@ class ResultsFile:
     rows: list | None = None
     diagnostic: str | None = None
     skipped: list[str] = field(default_factory=list)
+    series: list["ResultsFile"] = field(default_factory=list)
+    mode: str | None = None
 
 
 def _lmms_label(data: dict, path: Path) -> str:
@@ -173,6 +180,28 @@ def _load_diagnostic(data: list, path: Path) -> ResultsFile:
     return ResultsFile(path, "diagnostic", _diagnostic_model(norm) or path.stem, rows=data, diagnostic=kind)
 
 
+_REPORT_LOADERS = {"medhorizon": _load_score_medhorizon, "sureon": _load_score_sureon, "surghi": _load_score_surghi}
+
+
+def _named_report(entry) -> tuple[dict, str | None] | None:
+    """``(score report, mode)`` of one value of a bundle, or None when it is not one."""
+    if not isinstance(entry, dict):
+        return None
+    if isinstance(entry.get("report"), dict) and entry["report"].get("benchmark") in _REPORT_LOADERS:
+        return entry["report"], entry.get("mode") if isinstance(entry.get("mode"), str) else None
+    return (entry, None) if entry.get("benchmark") in _REPORT_LOADERS else None
+
+
+def _load_bundle(data: dict, path: Path) -> ResultsFile:
+    series = []
+    for name, entry in data.items():
+        report, mode = _named_report(entry)
+        sub = _REPORT_LOADERS[report["benchmark"]](report, path)
+        sub.label, sub.mode = str(name), mode
+        series.append(sub)
+    return ResultsFile(path, "bundle", path.stem, series=series)
+
+
 def load_results(path: str | os.PathLike) -> ResultsFile:
     """Read any results file the package (or lmms-eval) writes, see :data:`ACCEPTED_SHAPES`:
 
@@ -185,6 +214,8 @@ def load_results(path: str | os.PathLike) -> ResultsFile:
       "perception", "reasoning", category code, "SM"}`` (bootstrap intervals); of SurgHiBench ->
       ``report`` (no intervals);
     - a diagnostics JSON (``budgets.json`` ...) -> ``rows``, drawn by :func:`plot_diagnostic`;
+    - an object of named score reports (``{name: report}``, or ``{name: {"report": report, "mode": ...}}``
+      as the demo writes) -> a ``bundle`` whose ``series`` are those reports, read as above;
     - a flat ``{key: accuracy or null}`` object.
 
     Anything else is one :class:`DataError` naming the file and the accepted shapes.
@@ -199,6 +230,8 @@ def load_results(path: str | os.PathLike) -> ResultsFile:
         if isinstance(data, dict):
             if isinstance(data.get("results"), dict):
                 return _load_lmms(data, path)
+            if data and all(_named_report(v) is not None for v in data.values()):
+                return _load_bundle(data, path)
             if data.get("benchmark") == "sureon" or isinstance(data.get("mu"), dict):
                 return _load_score_sureon(data, path)
             if isinstance(data.get("datasets"), dict) and isinstance(data.get("overall"), dict) and (
@@ -240,8 +273,9 @@ def load_accuracy_file(path: str | os.PathLike) -> dict[str, float | None]:
     :func:`load_results`.
     """
     res = load_results(path)
-    if res.kind in ("surghi", "diagnostic"):
-        what = "a SurgHiBench score report" if res.kind == "surghi" else f"a {res.diagnostic} diagnostics file"
+    if res.kind in ("surghi", "diagnostic", "bundle"):
+        what = {"surghi": "a SurgHiBench score report", "bundle": "a file of several named score reports"}.get(
+            res.kind, f"a {res.diagnostic} diagnostics file")
         raise DataError(f"{what} has no flat {{key: accuracy}} form; read it with plots.load_results or draw "
                         f"it with `medhorizon-tasks plot`", source=str(res.path))
     return {k: None if v is None else v.value for k, v in res.values.items()}
@@ -309,15 +343,21 @@ def build_files(paths, *, labels: list[str] | None = None) -> dict[str, object]:
     - lmms-eval results -> ``per_task_lmms_eval`` (one group per task name) and, when they hold
       ``medhorizon[_synthetic]_frames<N>`` tasks, ``frame_scaling``;
     - Sureon score reports -> ``per_category_sureon``; SurgHiBench -> ``metrics_surghi``;
-    - a diagnostics JSON -> its file name (``budgets`` ...), the figure ``diagnose`` draws.
+    - a diagnostics JSON -> its file name (``budgets`` ...), the figure ``diagnose`` draws;
+    - a file of named score reports (the demo's ``report.json``, ``report_surghi.json``) -> each report
+      a series of the figures above (``--labels`` prefixes their names), and, when its MedHorizon runs
+      have the modes random / text / visual / oracle, ``evidence_settings`` (the paper's Figure 7).
     """
-    files = [load_results(p) for p in paths]
+    loaded = [load_results(p) for p in paths]
     if labels is not None:
-        if len(labels) != len(files):
-            raise DataError(f"{len(labels)} label(s) for {len(files)} file(s)")
-        for f, lab in zip(files, labels):
+        if len(labels) != len(loaded):
+            raise DataError(f"{len(labels)} label(s) for {len(loaded)} file(s)")
+        for f, lab in zip(loaded, labels):
             f.label = lab
-    else:  # series of one chart must differ; a diagnostics figure has a chart of its own
+            for sub in f.series:  # a bundle's series keep their names, after the file's label
+                sub.label = f"{lab}: {sub.label}"
+    files = [s for f in loaded for s in (f.series if f.kind == "bundle" else [f])]
+    if labels is None:  # series of one chart must differ; a diagnostics figure has a chart of its own
         for kinds in (("medhorizon", "flat"), ("lmms_eval",), ("sureon",), ("surghi",)):
             _unique_labels([f for f in files if f.kind in kinds])
     for f in files:
@@ -336,6 +376,10 @@ def build_files(paths, *, labels: list[str] | None = None) -> dict[str, object]:
     mh = [f for f in files if f.kind in ("medhorizon", "flat")]
     if mh:
         add("per_task", _build(lambda: build_per_task({f.label: f.values for f in mh}), mh))
+    for f in loaded:
+        settings = _evidence_settings(f)
+        if settings:
+            add("evidence_settings", _build(lambda: build_evidence_settings(settings), [f]))
     lm = [f for f in files if f.kind == "lmms_eval"]
     if lm:
         skipped = list(dict.fromkeys(t for f in lm for t in f.skipped))
@@ -367,6 +411,18 @@ def build_files(paths, *, labels: list[str] | None = None) -> dict[str, object]:
         if f.kind == "diagnostic":
             add(f.path.stem, _build(lambda: build_diagnostic(f.diagnostic, f.rows, model=f.label), [f]))
     return figures
+
+
+# A run's mode -> the evidence setting of the paper's Figure 7 (the demo's rows: random, text, visual, oracle).
+_MODE_SETTING = {"random": "random", "text": "text", "visual": "uniform", "oracle": "oracle"}
+
+
+def _evidence_settings(f: ResultsFile) -> dict[str, dict] | None:
+    """A bundle's MedHorizon runs as ``{setting: accuracies}`` when they cover two or more evidence settings
+    (each setting once), for :func:`build_evidence_settings`; else None."""
+    runs = [s for s in f.series if s.kind == "medhorizon" and s.mode in _MODE_SETTING]
+    settings = {_MODE_SETTING[s.mode]: s.values for s in runs}
+    return settings if len(settings) >= 2 and len(settings) == len(runs) else None
 
 
 def plot_files(paths, out_dir, *, labels: list[str] | None = None) -> list[Path]:

@@ -4,7 +4,10 @@ A wrong ``MEDHORIZON_VIDEO_ROOT`` or a missing video does not crash an
 evaluation: every affected item would be sent to the model without frames,
 hours of GPU time for a number that means nothing. So before any model call:
 
-1. the data load and validate (every problem named, as ``score`` does);
+1. the data load and validate (every problem named, as ``score`` does); a
+   MedHorizon release is compared with the paper's published counts
+   (:mod:`medhorizon_tasks.benchmarks.medhorizon.release_check`): each
+   difference is a warning in the report's message, never a stop;
 2. the video root exists;
 3. every referenced video is present, inside the root, indexable (its packet
    index is read, no frame decoded) and agrees with the data
@@ -25,6 +28,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..benchmarks.medhorizon.release import load_release
+from ..benchmarks.medhorizon.release_check import ReleaseCheck, check_release
 from ..benchmarks.videos import (
     SOURCES,
     Source,
@@ -58,6 +63,7 @@ class PreflightReport:
     n_videos: int
     problems: list[VideoProblem] = field(default_factory=list)
     fatal: str | None = None  # the data or the video root are unusable: nothing else was checked
+    release: ReleaseCheck | None = None  # MedHorizon: the release against the published counts
 
     @property
     def ok(self) -> bool:
@@ -72,10 +78,19 @@ class PreflightReport:
                 "video_root": None if self.video_root is None else str(self.video_root),
                 "items": self.n_items, "videos": self.n_videos, "ok": self.ok, "fatal": self.fatal,
                 "problems": [{"video_path": p.video_path, "items": list(p.uids), "reason": p.reason}
-                             for p in self.problems]}
+                             for p in self.problems],
+                **({"release": self.release.to_json()} if self.release is not None else {})}
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the user should know though nothing fails: a release that is not the published one."""
+        return self.release.warnings() if self.release is not None else []
 
     def message(self, limit: int = 20) -> str:
-        """One message: what fails and how to fix it."""
+        """One message: what fails and how to fix it (and, after it, the warnings)."""
+        return "\n".join([self._failures(limit), *self.warnings])
+
+    def _failures(self, limit: int) -> str:
         src = SOURCES[self.benchmark]
         if self.fatal:
             return f"{self.benchmark} pre-flight failed: {self.fatal}"
@@ -125,6 +140,8 @@ def preflight(benchmark: str, data: str | os.PathLike | None = None, video_root:
         return PreflightReport(benchmark, data, None, 0, 0, fatal=f"the data ({where}) cannot be used: {exc}")
     root = Path(video_root).expanduser() if video_root is not None else default_root(benchmark, data)
     report = PreflightReport(benchmark, data, root, n_items, len(refs))
+    if benchmark == "medhorizon":
+        report.release = check_release(load_release(data))  # loaded once: the loader keeps a file's items
     if not videos:
         return report
     if not root.is_dir():

@@ -102,14 +102,18 @@ def doc_to_target(doc: dict) -> str:
 
 
 def process_results(doc: dict, results) -> dict:
-    """The item's record under the task's own frame setting (mode, budget, order, ...)."""
+    """The item's record under the task's own frame setting (mode, budget, order, ...), and beside it the
+    authors' rule's reading: ``accuracy_authors`` (1 when it is right) and ``rules_disagree`` (1 when the
+    two rules read different answers), from :func:`scoring.beside_flags`."""
     setting = FrameSetting.from_kwargs(task_kwargs())
     item = _item(doc)
     raw = results[0] if results else None
     error = None
     if setting.shows_frames:
         error = video_error(_key(item, setting, doc), _decode(item, setting, doc))
-    return {"accuracy": scoring.record_for(item, raw, setting.mode, error)}
+    record = scoring.record_for(item, raw, setting.mode, error)
+    right, differ = scoring.beside_flags(record)
+    return {"accuracy": record, "accuracy_authors": int(right), "rules_disagree": int(differ)}
 
 
 # The task YAMLs of earlier releases name one hook per mode; the mode now comes from the task itself.
@@ -124,4 +128,19 @@ def aggregate_accuracy(records: list[dict]) -> float:
                 f"(invalid {o['invalid']}, video errors {o['errors']})")
     for e in rep["video_errors"]:
         logger.warning(f"[medhorizon] video error, item {e['uid']}: {e['error']}")
+    line = scoring.rules_line(rep)
+    if line:
+        logger.info(f"[medhorizon] {line}")
+    for line in scoring.fallback_lines(rep):
+        logger.warning(f"[medhorizon] {line}")
     return o["accuracy"]
+
+
+def aggregate_accuracy_authors(flags: list[int]) -> float:
+    """Pooled accuracy under the MedHorizon authors' rule (the flags :func:`process_results` wrote)."""
+    return sum(flags) / len(flags) if flags else float("nan")
+
+
+def aggregate_rules_disagree(flags: list[int]) -> int:
+    """The number of items on which the authors' rule and the default rule read different answers."""
+    return int(sum(flags))

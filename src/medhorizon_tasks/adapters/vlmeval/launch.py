@@ -16,7 +16,9 @@ registration is seen):
    package's datasets, the records and report ``evaluate`` wrote in this run --
    and exits non-zero with one line per reason
    (:class:`~medhorizon_tasks.runs.launch.Verdict`), since VLMEvalKit exits 0
-   when a dataset fails.
+   when a dataset fails; before the verdict, one line per MedHorizon dataset
+   gives its accuracy under the default and the authors' answer rules and the
+   items they read differently (:func:`medhorizon_accuracies`).
 
 Several processes: ``torchrun --nproc-per-node N -m
 medhorizon_tasks.adapters.vlmeval.launch <arguments>`` (every rank runs the
@@ -38,7 +40,7 @@ from ...core.safeio import read_json
 from ...runs.launch import EXIT_REFUSED, Verdict, last_error
 from .presets import PRESETS, Preset
 
-__all__ = ["run_cli", "judge_vlmeval_run", "HELP"]
+__all__ = ["run_cli", "judge_vlmeval_run", "medhorizon_accuracies", "HELP"]
 
 OUR_CLASSES = {"MedHorizonDataset", "SureonDataset", "SurgHiBenchDataset"}
 
@@ -183,6 +185,8 @@ def run_cli(argv: list[str]) -> int:
     if _rank() != 0:
         return 1 if crashed else 0
     verdict = judge_vlmeval_run(work_dir, models, datasets, started, mode=args.mode, crashed=crashed)
+    for line in medhorizon_accuracies(work_dir, models, datasets, started):
+        print(f"medhorizon-tasks: {line}", file=sys.stderr)
     print(verdict.summary(), file=sys.stderr)
     return verdict.exit_code
 
@@ -233,18 +237,22 @@ def _fresh(path: Path, since: float) -> bool:
         return False
 
 
-def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, since: float, v: Verdict) -> None:
-    """What this package's own outputs say: a report from this run, video errors, items without a prediction."""
-    from .outputs import records_path, report_path
-
+def _prediction_file(entry: dict | None, work_dir: Path, model: str, dataset: str) -> Path:
+    """The predictions TSV of ``model`` x ``dataset`` that the status entry names (else the default name)."""
     root = Path(entry["_status_file"]).parent if entry else work_dir / model
     named = (entry or {}).get("prediction_file")
     if isinstance(named, str) and named:
         # VLMEvalKit writes the path as it made it: relative to its working directory when --work-dir is
         named = Path(named)
-        pred = named if named.is_absolute() or named.exists() else root / named.name
-    else:
-        pred = root / f"{model}_{dataset}.tsv"
+        return named if named.is_absolute() or named.exists() else root / named.name
+    return root / f"{model}_{dataset}.tsv"
+
+
+def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, since: float, v: Verdict) -> None:
+    """What this package's own outputs say: a report from this run, video errors, items without a prediction."""
+    from .outputs import records_path, report_path
+
+    pred = _prediction_file(entry, work_dir, model, dataset)
     if not _fresh(report_path(pred), since):
         v.reasons.append(f"{model} x {dataset} produced no metrics (no report written by this run)")
         return
@@ -264,6 +272,26 @@ def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, 
     missing = overall.get("missing") or overall.get("n_missing") or (len(listed) if isinstance(listed, list) else 0)
     if missing:
         v.reasons.append(f"{model} x {dataset}: {missing} item(s) have no prediction")
+
+
+def medhorizon_accuracies(work_dir: Path, models: list[str], datasets: dict[str, Preset | None],
+                          since: float) -> list[str]:
+    """One line per MedHorizon dataset this run scored: its accuracy under the default rule and under the
+    authors' rule, and the items the two rules read differently (from the report ``evaluate`` wrote)."""
+    from ...benchmarks.medhorizon.scoring import rules_line
+    from .outputs import report_path
+
+    lines = []
+    for model in models:
+        for dataset, preset in datasets.items():
+            if preset is None or preset.benchmark != "medhorizon":
+                continue
+            path = report_path(_prediction_file(_entry(work_dir, model, dataset, since), work_dir, model, dataset))
+            report = _json_object(path) if _fresh(path, since) else None
+            line = rules_line(report) if report else None
+            if line:
+                lines.append(f"{model} x {dataset}: {line}")
+    return lines
 
 
 def judge_vlmeval_run(work_dir: Path, models: list[str], datasets: dict[str, Preset | None], since: float, *,
@@ -303,6 +331,8 @@ probe models registered, then reads what it wrote and exits non-zero with one
 line per reason when a dataset failed, was skipped, produced no metrics, had
 items without a prediction, or had video errors (unless
 MEDHORIZON_ALLOW_VIDEO_ERRORS=1). VLMEvalKit itself exits 0 in all of these cases.
+Each MedHorizon dataset's accuracy is printed under both answer rules (the
+package's and the MedHorizon authors'), with the items they read differently.
 
 Datasets: MedHorizon_cap{64,128,256,512,1248}, MedHorizon_text, MedHorizon_oracle,
 MedHorizon_frames{4,...,512}, MedHorizon_order_*, MedHorizon_sampling_*,

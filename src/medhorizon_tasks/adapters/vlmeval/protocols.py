@@ -149,7 +149,9 @@ class MedHorizonProtocol(Protocol):
 
     def metrics(self, report):
         o = report["overall"]
-        out = {k: o[k] for k in ("accuracy", "correct", "n", "invalid", "missing", "errors")}
+        beside = f"accuracy_{medhorizon_scoring.BESIDE[report['extraction']]}"  # the authors' rule's accuracy
+        out = {k: o[k] for k in ("accuracy", "correct", "n", "invalid", "missing", "errors", beside,
+                                 "rules_disagree")}
         out.update({f"accuracy_{code}": s["accuracy"] for code, s in report["by_task"].items()})
         return out
 

@@ -4,37 +4,74 @@ Accuracy is pooled at item level (correct / total), as in the paper's Table 2
 ("item-level correct/total ratios ... rounded to one decimal place"). Items
 without a prediction (missing), with an unextractable answer (invalid) or whose
 video could not be read (error) count as wrong and are counted separately.
+
+Two answer rules, always both: a record is scored with one named extraction
+(``extraction``: ``default``, the package's rule, or ``authors``, the
+MedHorizon authors' scorer's; :data:`~medhorizon_tasks.core.extract.EXTRACTIONS`)
+into ``extracted`` / ``status`` / ``valid`` / ``correct``, and carries the other
+rule's reading as ``extracted_<other>`` / ``correct_<other>``. Every summary of
+:func:`report` gives ``accuracy_<other>`` beside ``accuracy`` and
+``rules_disagree``: the items whose model output the two rules read as
+different answers. Records without a model output (missing, video error) carry
+no second reading and count wrong under both rules.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from ...core.extract import extract_choice
+from ...core.extract import BESIDE, extraction_rule
 from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
 from ...core.stats import wilson_ci
 from ...core.text import pct
 from .release import Item
+from .release_check import FALLBACK_REASONS, oracle_fallback
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
 
 __all__ = ["score_item", "record_for", "missing_record", "error_record", "read_predictions", "score_predictions",
-           "report", "format_table", "PREDICTION_KEYS"]
+           "report", "format_table", "PREDICTION_KEYS", "beside_flags", "rule_of", "RULE_NAMES", "rules_line",
+           "fallback_lines"]
 
 BENCHMARK = "medhorizon"
+#: How the reports name each extraction rule.
+RULE_NAMES = {"default": "default rule", "authors": "authors' rule"}
 
 
 def _base(item: Item, mode: str) -> dict:
-    return {"benchmark": BENCHMARK, "uid": item.uid, "task": item.task, "source": item.source,
-            "family": item.family, "hop": item.hop, "mode": mode, "answer": item.answer}
+    rec = {"benchmark": BENCHMARK, "uid": item.uid, "task": item.task, "source": item.source,
+           "family": item.family, "hop": item.hop, "mode": mode, "answer": item.answer}
+    if mode == "oracle":  # shown the 1 FPS + cap frames instead of its evidence: why (None: its evidence)
+        rec["oracle_fallback"] = oracle_fallback(item)
+    return rec
 
 
-def score_item(item: Item, raw_output: str | None, mode: str) -> dict:
-    """The per-item record for one model output (the one record format every report reads)."""
-    ex = extract_choice(raw_output, item.options)
+def score_item(item: Item, raw_output: str | None, mode: str, extraction: str = "default") -> dict:
+    """The per-item record for one model output (the one record format every report reads), scored with the
+    named ``extraction`` and carrying the other rule's reading beside it (module doc)."""
+    ex = extraction_rule(extraction)(raw_output, item.options)
+    other = BESIDE[extraction]
+    alt = extraction_rule(other)(raw_output, item.options)
     rec = _base(item, mode)
     rec.update(raw_output=raw_output, extracted=ex.letter, status=ex.status, valid=ex.valid,
-               correct=bool(ex.valid and ex.letter == item.answer), error=None)
+               correct=bool(ex.valid and ex.letter == item.answer), error=None, extraction=extraction)
+    rec[f"extracted_{other}"] = alt.letter
+    rec[f"correct_{other}"] = bool(alt.valid and alt.letter == item.answer)
     return rec
+
+
+def rule_of(record: dict) -> str:
+    """The extraction a record was scored with (records of earlier versions: the default rule)."""
+    rule = record.get("extraction")
+    return rule if rule in BESIDE else "default"
+
+
+def beside_flags(record: dict) -> tuple[bool, bool]:
+    """``(correct under the other rule, the two rules read different answers)`` of one record; a record
+    without a second reading (no model output) is wrong under both and no disagreement."""
+    other = BESIDE[rule_of(record)]
+    if f"extracted_{other}" not in record:
+        return False, False
+    return bool(record.get(f"correct_{other}")), record.get("extracted") != record[f"extracted_{other}"]
 
 
 def record_for(item: Item, raw_output: str | None, mode: str, error: str | None) -> dict:
@@ -59,16 +96,24 @@ def error_record(item: Item, mode: str, error: str) -> dict:
     return rec
 
 
-def score_predictions(items: list[Item], predictions: dict[str, dict], mode: str | None = None) -> list[dict]:
-    """One record per benchmark item: scored, missing, or video error."""
-    return records_for(items, predictions, mode, score=score_item, missing=missing_record, error=error_record)
+def score_predictions(items: list[Item], predictions: dict[str, dict], mode: str | None = None,
+                      extraction: str = "default") -> list[dict]:
+    """One record per benchmark item: scored (with the named ``extraction``), missing, or video error."""
+    extraction_rule(extraction)  # an unknown name fails before any item is scored
+
+    def score(item: Item, raw: str | None, m: str) -> dict:
+        return score_item(item, raw, m, extraction)
+
+    return records_for(items, predictions, mode, score=score, missing=missing_record, error=error_record)
 
 
 # ------------------------------------------------------------------ reports
 
-def _summary(recs: list[dict], with_ci: bool = False) -> dict:
+def _summary(recs: list[dict], other: str, with_ci: bool = False) -> dict:
     n = len(recs)
     correct = sum(1 for r in recs if r["correct"])
+    flags = [beside_flags(r) for r in recs]
+    correct_other = sum(1 for c, _ in flags if c)
     out = {
         "accuracy": correct / n if n else None,
         "correct": correct,
@@ -76,6 +121,9 @@ def _summary(recs: list[dict], with_ci: bool = False) -> dict:
         "invalid": sum(1 for r in recs if r["status"] not in ("ok", "missing", "error")),
         "missing": sum(1 for r in recs if r["status"] == "missing"),
         "errors": sum(1 for r in recs if r["status"] == "error"),
+        f"accuracy_{other}": correct_other / n if n else None,
+        f"correct_{other}": correct_other,
+        "rules_disagree": sum(1 for _, d in flags if d),
     }
     if with_ci:
         ci = wilson_ci(correct, n)
@@ -84,8 +132,18 @@ def _summary(recs: list[dict], with_ci: bool = False) -> dict:
     return out
 
 
+def _extraction_of(records: list[dict]) -> str:
+    rules = {r["extraction"] for r in records if r.get("extraction") in BESIDE}  # records with a model output
+    if len(rules) > 1:
+        raise ValueError(f"records scored with different extractions ({', '.join(sorted(rules))}) cannot be pooled")
+    return rules.pop() if rules else "default"
+
+
 def report(records: list[dict]) -> dict:
-    """Pooled accuracy overall and by task, family, hop depth and source (accuracies as 0..1)."""
+    """Pooled accuracy overall and by task, family, hop depth and source (accuracies as 0..1), under the
+    records' extraction (``extraction``) with the other rule's accuracy and the disagreements beside it."""
+    rule = _extraction_of(records)
+    other = BESIDE[rule]
     groups: dict[str, dict[str, list]] = {k: defaultdict(list) for k in ("task", "family", "hop", "source")}
     for r in records:
         groups["task"][r["task"]].append(r)
@@ -96,13 +154,39 @@ def report(records: list[dict]) -> dict:
     task_order = [c for c in TASK_CODES if c in groups["task"]]
     return {
         "benchmark": BENCHMARK,
-        "overall": _summary(records, with_ci=True),
-        "by_task": {c: _summary(groups["task"][c]) for c in task_order},
-        "by_family": {f: _summary(groups["family"][f]) for f in FAMILIES if f in groups["family"]},
-        "by_hop": {h: _summary(groups["hop"][h]) for h in sorted(groups["hop"])},
-        "by_source": {s: _summary(groups["source"][s]) for s in sorted(groups["source"])},
+        "extraction": rule,
+        "overall": _summary(records, other, with_ci=True),
+        "by_task": {c: _summary(groups["task"][c], other) for c in task_order},
+        "by_family": {f: _summary(groups["family"][f], other) for f in FAMILIES if f in groups["family"]},
+        "by_hop": {h: _summary(groups["hop"][h], other) for h in sorted(groups["hop"])},
+        "by_source": {s: _summary(groups["source"][s], other) for s in sorted(groups["source"])},
         "video_errors": [{"uid": r["uid"], "error": r["error"]} for r in records if r.get("error")],
+        **_fallbacks(records),
     }
+
+
+def _fallbacks(records: list[dict]) -> dict:
+    """Oracle mode: the items shown the 1 FPS + cap frames instead of their evidence, by reason."""
+    if not any("oracle_fallback" in r for r in records):
+        return {}
+    by_reason = {k: [r["uid"] for r in records if r.get("oracle_fallback") == k] for k in FALLBACK_REASONS}
+    return {"oracle_fallback": {"n": sum(len(v) for v in by_reason.values()), **by_reason}}
+
+
+def fallback_lines(rep: dict) -> list[str]:
+    """The oracle report's fall-back items as text: a count per reason, and the items whose windows could not
+    be read listed (global support falls back by design, as in the paper)."""
+    fb = rep.get("oracle_fallback")
+    if not fb or not fb["n"]:
+        return []
+    lines = [f"oracle mode: {fb['n']} of {rep['overall']['n']} items were shown the 1 FPS + cap frames "
+             f"instead of evidence frames:"]
+    for reason, text in FALLBACK_REASONS.items():
+        if fb.get(reason):
+            uids = fb[reason]
+            shown = ", ".join(uids[:20]) + (f", ... {len(uids)} in all" if len(uids) > 20 else "")
+            lines.append(f"  {len(uids)}: {text}" + ("" if reason == "global" else f": items {shown}"))
+    return lines
 
 
 def format_table(rows: list[tuple[str, str, dict]]) -> str:
@@ -136,4 +220,20 @@ def format_table(rows: list[tuple[str, str, dict]]) -> str:
             if o.get(k):
                 extra.append(f"{k}={o[k]}")
         notes.append(f"  {model} [{inp}]: " + ", ".join(extra))
+        beside = rules_line(rep)
+        if beside:
+            notes.append(f"    {beside}")
+        notes += [f"    {line}" for line in fallback_lines(rep)]
     return "\n".join(lines + ["", *notes])
+
+
+def rules_line(rep: dict) -> str | None:
+    """``"Ov. under the default rule 77.3%, under the authors' rule 70.5%; the rules disagree on 9 of 88
+    items"``: both accuracies of a report, for every text report that shows a MedHorizon accuracy."""
+    o = rep.get("overall") or {}
+    rule = rep.get("extraction", "default")
+    other = BESIDE.get(rule)
+    if other is None or f"accuracy_{other}" not in o:
+        return None
+    return (f"Ov. under the {RULE_NAMES[rule]} {pct(o['accuracy'], unit='%')}, under the {RULE_NAMES[other]} "
+            f"{pct(o[f'accuracy_{other}'], unit='%')}; the rules disagree on {o['rules_disagree']} of {o['n']} items")

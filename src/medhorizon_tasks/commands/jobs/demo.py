@@ -6,13 +6,14 @@ samples files with the same scorer as ``medhorizon-tasks score``, checks that
 it agrees with lmms-eval's own numbers, and prints a Table 2-style report and
 the random / text / uniform / oracle comparison. The same runs label the
 SurgHiBench synthetic sample (tree and DAG hierarchies), scored the same way,
-and every run becomes a leaderboard submission: the demo ends by building
-the leaderboard (Markdown, CSV, HTML).
+and every run becomes a leaderboard submission: the demo builds the
+leaderboard (Markdown, CSV, HTML; the terminal gets it as plain text) and
+ends by drawing its figures from its own reports, as ``medhorizon-tasks plot
+report.json report_surghi.json`` does (:func:`draw_figures`).
 """
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from ...benchmarks.medhorizon.release import load_release
 from ...benchmarks.medhorizon.taxonomy import FAMILIES
 from ...core.errors import MedHorizonError
 from ...core.jsonl import write_jsonl
-from ...core.text import pct
+from ...core.text import pct, report_json
 from ...data.synthetic.medhorizon import build_synthetic
 
 LONG_VIDEO_S = 3600.0
@@ -55,13 +56,13 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
     t0 = time.time()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    print("[1/4] synthetic benchmark", flush=True)
+    print("[1/5] synthetic benchmark", flush=True)
     bench = build_synthetic(progress=True)
     items = load_release(bench.data_path)
     by_uid = {it.uid: it for it in items}
     print(f"      {len(items)} questions over {len({it.video_key for it in items})} videos in {bench.root}")
 
-    print("[2/4] lmms-eval (real CLI) with the probe models", flush=True)
+    print("[2/5] lmms-eval (real CLI) with the probe models", flush=True)
     runs = {}
     for model in dict.fromkeys(r[1] for r in ROWS):
         tasks = list(dict.fromkeys(r[2] for r in ROWS if r[1] == model)) + [SURGHI_TASK]
@@ -69,7 +70,7 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
         runs[model] = run_lmms_eval(model, tasks, out / "lmms_eval", limit=limit)
         print(f"      {model}: {', '.join(tasks)} ({time.time() - t:.0f} s; log {runs[model].log})", flush=True)
 
-    print("[3/4] scoring the samples files", flush=True)
+    print("[3/5] scoring the samples files", flush=True)
     reports = {}
     table_rows = []
     for label, model, task, mode, inp in ROWS:
@@ -86,7 +87,7 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
                                                          if by_uid[r["uid"]].duration_s >= LONG_VIDEO_S])["overall"]}
         write_jsonl(out / f"records_{model}_{task}.jsonl", records)
         table_rows.append((label, inp, rep))
-    (out / "report.json").write_text(json.dumps(reports, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_report(out / "report.json", reports)
 
     print()
     print("MedHorizon protocol on the synthetic benchmark (accuracy %, Table 2 layout)")
@@ -106,16 +107,35 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
     print("question's evidence frames, so 'uniform' measures how often 64 frames over the whole video")
     print("hit the evidence, and 'oracle' must be ~100%.")
     surghi_reports = _surghi_section(runs, limit)
-    (out / "report_surghi.json").write_text(json.dumps(surghi_reports, indent=2, ensure_ascii=False),
-                                            encoding="utf-8")
+    write_report(out / "report_surghi.json", surghi_reports)
     print()
-    print("[4/4] leaderboard from the runs' submissions", flush=True)
+    print("[4/5] leaderboard from the runs' submissions", flush=True)
     board = _leaderboard_section(runs, bench.data_path, out, limit)
+    print()
+    print("[5/5] figures from the reports (`medhorizon-tasks plot report.json report_surghi.json`)", flush=True)
+    for path in draw_figures(out):
+        print(f"      {path}")
     print(f"Outputs: {out.resolve()} (report.json, report_surghi.json, per-item records, lmms-eval results and "
-          f"samples, submissions/, leaderboard/)")
+          f"samples, submissions/, leaderboard/, plots/)")
     print(f"Leaderboard page: {board}")
     print(f"Done in {time.time() - t0:.0f} s.")
     return 0
+
+
+def write_report(path: Path, reports: dict) -> Path:
+    """One of the demo's reports: ``{row label: ...}``, a file ``medhorizon-tasks plot`` reads."""
+    from ...core.safeio import atomic_write_text
+
+    atomic_write_text(path, report_json(reports))
+    return path
+
+
+def draw_figures(out: Path) -> list[Path]:
+    """The demo's figures from its own reports (evidence settings random / text / uniform / oracle with their
+    intervals, the per-task bars, the SurgHiBench metrics) into ``out/plots``: what ``plot`` draws."""
+    from ...plots import plot_files
+
+    return plot_files([out / "report.json", out / "report_surghi.json"], out / "plots")
 
 
 def _surghi_section(runs: dict, limit: int | None) -> dict:
@@ -149,7 +169,7 @@ def _leaderboard_section(runs: dict, medhorizon_data: Path, out: Path, limit: in
     from ...data.synthetic.surghi import build_surghi_sample
     from ...leaderboard import build_leaderboard, load_benchmark_data, make_submission, write_leaderboard
     from ...leaderboard.submission import write_submission
-    from ...leaderboard.tables import format_markdown
+    from ...leaderboard.tables import format_text
 
     sample = build_surghi_sample()
     data = {"medhorizon": load_benchmark_data("medhorizon", medhorizon_data),
@@ -172,5 +192,5 @@ def _leaderboard_section(runs: dict, medhorizon_data: Path, out: Path, limit: in
         paths.append(write_submission(sub, out / "submissions" / f"{slug}.json"))
     boards = build_leaderboard(paths, data, n_resamples=1000)
     files = write_leaderboard(boards, out / "leaderboard", title="medhorizon-tasks demo (pipeline probes)")
-    print(format_markdown(boards, title="medhorizon-tasks demo (pipeline probes)"))
+    print(format_text(boards, title="medhorizon-tasks demo (pipeline probes)"))
     return Path(files["html"]).resolve()

@@ -117,11 +117,33 @@ Modules, lowest first (each imports only those above it)
 ``candidates``  the commitment tiers of rule 5 and the alternatives of rule 8.
 ``choice``      :func:`extract_choice`, :class:`Extraction`, the memo; applies the rules in order.
 ``order``       :func:`extract_order`, Sureon's temporal-order reader (uses ``normalise`` only).
+``authors``     :func:`extract_authors`, the MedHorizon authors' rule (first standalone A-D), kept beside
+                this one so that their numbers can be reproduced and the two compared.
+
+Named extractions
+-----------------
+:data:`EXTRACTIONS` maps a rule's name to its function: ``default`` (:func:`extract_choice`, the rules
+above) and ``authors`` (:func:`extract_authors`). Both take ``(text, options)`` and return an
+:class:`Extraction`; :data:`BESIDE` names the rule reported beside each.
 """
 
+from .authors import extract_authors
 from .choice import STATUSES, Extraction, extract_choice, letters_for
 from .normalise import strip_reasoning
 from .order import clean_answer, extract_order
 
 __all__ = ["Extraction", "extract_choice", "strip_reasoning", "letters_for", "STATUSES", "extract_order",
-           "clean_answer"]
+           "clean_answer", "extract_authors", "EXTRACTIONS", "BESIDE", "extraction_rule"]
+
+#: The named extractions: ``default`` is this package's rule, ``authors`` the MedHorizon authors' scorer's.
+EXTRACTIONS = {"default": extract_choice, "authors": extract_authors}
+#: The rule reported beside each one (every MedHorizon report shows both accuracies).
+BESIDE = {"default": "authors", "authors": "default"}
+
+
+def extraction_rule(name: str):
+    """The extraction function named ``name`` (a key of :data:`EXTRACTIONS`); ValueError naming the choices."""
+    try:
+        return EXTRACTIONS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown extraction {name!r} (expected one of {', '.join(EXTRACTIONS)})") from None

@@ -1,0 +1,150 @@
+"""A loaded MedHorizon release against the published counts, and the oracle's fall-back items.
+
+The paper states what the released evaluation split holds (seed
+``medhorizon.txt``): 1,253 questions over 340 videos (abstract, section 3,
+Table 3: "340 videos; 759 decoded hours; 1,253 QA items"); per task "PR 517,
+SD 112, RL 60, BPQ 39, LLS 39, Site 47, Hist 47, Size 47, IR 235, WR 26, RSR
+26, CPR 26, and LA 32" (appendix 6.3, "Task-count imbalance"); "A: 309, B:
+303, C: 319, D: 322" (appendix 6.3, "Audit statistics"); per source
+"AutoLaparo 44, Galar 60, GraSP 112, MultiBypass 403, PitVQA 13, REAL-Colon
+251, TMVP 340, and US-Study 30" items (appendix 6.3) over 20, 44, 13, 125, 10,
+39, 59 and 30 videos (Table 4).
+
+:func:`check_release` compares a loaded release with these numbers and names
+each difference. A partial download is allowed -- a run on a subset is a run --
+but it is said: a subset (every count at or below the published one) is
+reported as such, anything else as a release that differs from the paper's.
+
+It also names the items the oracle mode cannot show evidence for. An item with
+no evidence windows falls back to the 1 FPS + cap rule in oracle mode
+(:class:`~medhorizon_tasks.core.sampling.Oracle`): by design for global-support
+items ("study-level items are marked as global support", appendix 6.4), but
+for an item whose support is local or proxy, or not given, it means its
+windows were absent or in a shape the loader does not read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .release import Item
+from .taxonomy import TASK_CODES
+
+__all__ = ["PUBLISHED", "ReleaseCheck", "check_release", "oracle_fallback", "FALLBACK_REASONS"]
+
+PUBLISHED = {
+    "items": 1253,
+    "videos": 340,
+    "task": {"PR": 517, "SD": 112, "RL": 60, "BPQ": 39, "LLS": 39, "Site": 47, "Hist": 47, "Size": 47, "IR": 235,
+             "WR": 26, "RSR": 26, "CPR": 26, "LA": 32},
+    "answer": {"A": 309, "B": 303, "C": 319, "D": 322},
+    "source": {"AutoLaparo": 44, "Galar": 60, "GraSP": 112, "MultiBypass": 403, "PitVQA": 13, "REAL-Colon": 251,
+               "TMVP": 340, "US-Study": 30},
+    "source_videos": {"AutoLaparo": 20, "Galar": 44, "GraSP": 13, "MultiBypass": 125, "PitVQA": 10,
+                      "REAL-Colon": 39, "TMVP": 59, "US-Study": 30},
+}
+_WHERE = {"items": "Table 3", "videos": "Table 3", "task": "appendix 6.3", "answer": "appendix 6.3",
+          "source": "appendix 6.3", "source_videos": "Table 4"}
+_WHAT = {"task": "task {} items", "answer": "answer {} items", "source": "source {} items",
+         "source_videos": "source {} videos"}
+
+FALLBACK_REASONS = {
+    "global": "global support: the whole procedure is the evidence (by design)",
+    "no_windows": "local, proxy or unstated support but no evidence windows the loader could read",
+}
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def oracle_fallback(item: Item) -> str | None:
+    """Why the oracle mode shows this item the 1 FPS + cap frames instead of its evidence: ``"global"``,
+    ``"no_windows"`` (see the module doc), or None when it has evidence windows."""
+    if item.evidence_windows:
+        return None
+    return "global" if item.evidence_support == "global" else "no_windows"
+
+
+@dataclass
+class ReleaseCheck:
+    """What :func:`check_release` found: ``differences`` (one text each), whether the release is a
+    ``subset`` of the published one, and the items the oracle falls back for (``fallback``: reason -> uids)."""
+
+    n_items: int
+    n_videos: int
+    differences: list[str] = field(default_factory=list)
+    subset: bool = False
+    fallback: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences
+
+    def to_json(self) -> dict:
+        return {"items": self.n_items, "videos": self.n_videos, "matches_published": self.matches,
+                "subset": self.subset, "differences": self.differences,
+                "oracle_fallback": {k: list(v) for k, v in self.fallback.items()}}
+
+    def warnings(self, limit: int = 20) -> list[str]:
+        """The lines every pre-flight and ``check`` print (nothing when the release is the published one and
+        every local item has windows)."""
+        out = []
+        if self.differences:
+            kind = ("a subset of the published release (a partial download?)" if self.subset
+                    else "not the published release")
+            out.append(f"warning: this MedHorizon release is {kind}: {self.n_items:,} items over {self.n_videos:,} "
+                       f"videos, published {PUBLISHED['items']:,} over {PUBLISHED['videos']:,} (paper Table 3, "
+                       f"appendix 6.3, Table 4); its scores are not comparable with the paper's tables:")
+            out += [f"  - {d}" for d in self.differences[:limit]]
+            if len(self.differences) > limit:
+                out.append(f"  ... and {len(self.differences) - limit} more")
+        bad = self.fallback.get("no_windows", [])
+        if bad:
+            shown = ", ".join(bad[:limit]) + (f", ... {len(bad)} in all" if len(bad) > limit else "")
+            out.append(f"warning: {len(bad)} item(s) have local, proxy or no evidence support but no evidence "
+                       f"windows the loader could read; in oracle mode they fall back to the 1 FPS + cap rule: "
+                       f"items {shown}")
+        return out
+
+
+def check_release(items: list[Item]) -> ReleaseCheck:
+    """Compare a loaded release with the published counts (module doc)."""
+    videos = {it.video_key for it in items}
+    found = {"items": len(items), "videos": len(videos)}
+    counts = {"task": Counter(it.task for it in items), "answer": Counter(it.answer for it in items),
+              "source": Counter(it.source for it in items),
+              "source_videos": Counter(src for src, _ in {(it.source, it.video_key) for it in items})}
+    check = ReleaseCheck(len(items), len(videos))
+    at_most = True
+    for key in ("items", "videos"):
+        if found[key] != PUBLISHED[key]:
+            check.differences.append(f"{found[key]:,} {key}, published {PUBLISHED[key]:,} ({_WHERE[key]})")
+            at_most &= found[key] <= PUBLISHED[key]
+    for key in ("task", "answer", "source", "source_videos"):
+        published = PUBLISHED[key]
+        by_norm = {_norm(k): k for k in published}
+        seen: dict[str, int] = {}
+        for name, n in counts[key].items():
+            canonical = by_norm.get(_norm(name))
+            if canonical is None:
+                check.differences.append(f"{_WHAT[key].format(repr(name))}: {n:,}, not in the paper "
+                                         f"({_WHERE[key]} names {', '.join(published)})")
+                at_most = False
+                continue
+            seen[canonical] = seen.get(canonical, 0) + n
+        order = TASK_CODES if key == "task" else tuple(published)
+        for name in order:
+            n = seen.get(name, 0)
+            if n != published[name]:
+                check.differences.append(f"{_WHAT[key].format(name)}: {n:,}, published {published[name]:,} "
+                                         f"({_WHERE[key]})")
+                at_most &= n <= published[name]
+    check.subset = bool(check.differences) and at_most
+    for it in items:
+        reason = oracle_fallback(it)
+        if reason:
+            check.fallback.setdefault(reason, []).append(it.uid)
+    return check
