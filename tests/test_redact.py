@@ -184,3 +184,29 @@ def test_a_missing_detector_stops_a_visual_run_naming_the_fix(monkeypatch, capsy
     assert "rapidocr" in err and "SUREON_BLUR=0" in err and "_noblur" in err
     monkeypatch.setenv(P.BLUR_ENV, "0")
     stop_unless_blur_ready([None])
+
+
+@pytest.mark.e2e
+def test_lmms_eval_stops_a_visual_run_whose_detectors_are_missing(tmp_path):
+    """Through the real CLI: the start-up hook refuses the visual task before any model loads, naming the
+    package and the switches (that SUREON_BLUR=0 lifts the check is tested above, without a CLI start)."""
+    import os
+    import subprocess
+
+    from medhorizon_tasks.adapters.lmms_eval.runner import OFFLINE_ENV
+
+    hidden = tmp_path / "hidden" / "rapidocr"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('not installed (hidden by the test)')\n")
+    env = {k: v for k, v in {**os.environ, **OFFLINE_ENV}.items() if k != P.BLUR_ENV}
+    env["PYTHONPATH"] = str(hidden.parent)
+
+    args = ["--model", "no_such_model_xyz", "--tasks", "sureon_synthetic_visual", "--output_path",
+            str(tmp_path / "out")]
+    stopped = subprocess.run([sys.executable, "-m", "lmms_eval", *args], env=env, capture_output=True, text=True,
+                             timeout=600)
+    err = stopped.stdout + stopped.stderr
+    assert stopped.returncode == 2, err[-2000:]
+    assert "rapidocr" in err and "medhorizon-tasks[blur]" in err and "SUREON_BLUR=0" in err
+    assert "no_such_model_xyz" not in err.replace("--model no_such_model_xyz", ""), "stopped before the model"
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*_results.json"))
