@@ -74,6 +74,7 @@ def blur_unavailable() -> str | None:
             "(or `.[video]`, which includes it)")
 
 
+@functools.lru_cache(maxsize=8)  # asked for every plan; a failure is not cached, so an install is seen
 def _version(package: str) -> str:
     try:
         return metadata.version(package)
