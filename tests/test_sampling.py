@@ -11,6 +11,7 @@ from medhorizon_tasks.core.sampling import (
     Uniform,
     VideoMeta,
     fps_candidates,
+    perturb,
     plan_frames,
     uniform_subsample,
 )
@@ -146,15 +147,55 @@ def test_bad_cap_is_rejected(bad):
         plan_frames(VideoMeta(100, 25.0), FpsCap(1.0, bad))
 
 
-def test_clip_frames_between_four_and_eight():
+def test_clip_frames_are_up_to_eight_of_the_clips_own_frames():
+    """Sureon (appendix D.1): "uniformly sample up to 8 frames across its duration at the video's frame rate,
+    clamped to a minimum of 4" -- over the clip's own frames, not a 1 FPS grid."""
     from medhorizon_tasks.core.sampling import Clip
 
+    # 4 fps, clip [1, 3] s: own frames 4..12 (nine); a 1 FPS grid has only 1, 2, 3 s (three points)
+    p = plan_frames(VideoMeta(40, 4.0), Clip(1.0, 3.0))
+    assert p.indices == (4, 5, 6, 7, 9, 10, 11, 12)  # positions round(linspace(0, 8, 8)), half up
+    assert p.timestamps == (1.0, 1.25, 1.5, 1.75, 2.25, 2.5, 2.75, 3.0)
     meta = VideoMeta(25 * 600, 25.0)
+    five = plan_frames(meta, Clip(10.0, 15.0))  # a 5 s clip: 8 frames (the 1 FPS grid gave 6)
+    assert len(five) == 8 and (five.timestamps[0], five.timestamps[-1]) == (10.0, 15.0)
+    own = np.arange(250, 376)
+    assert five.indices == tuple(int(i) for i in own[np.floor(np.linspace(0, 125, 8) + 0.5).astype(int)])
+    assert len(plan_frames(meta, Clip(20.0, 21.0))) == 8  # 26 own frames (the grid gave 2, topped up to 4)
     long_clip = plan_frames(meta, Clip(100.0, 160.0))
     assert len(long_clip) == 8 and long_clip.timestamps[0] == 100.0 and long_clip.timestamps[-1] == 160.0
-    six = plan_frames(meta, Clip(10.0, 15.0))  # grid points 10..15 s: six of them
-    assert [round(t) for t in six.timestamps] == [10, 11, 12, 13, 14, 15]
-    short = plan_frames(meta, Clip(20.0, 21.0))  # two grid points only: four frames over the clip instead
-    assert len(short) == 4 and short.timestamps[0] == 20.0 and short.timestamps[-1] == 21.0
+    # between 4 and 8 own frames: all of them
+    assert plan_frames(VideoMeta(40, 4.0), Clip(1.0, 2.25)).indices == (4, 5, 6, 7, 8, 9)
+    assert plan_frames(VideoMeta(40, 4.0), Clip(1.0, 1.75)).indices == (4, 5, 6, 7)
+    # variable frame rate: the frames whose own timestamps fall inside the clip
+    vfr = VideoMeta(10, 4.0, frame_times=(0.0, 0.1, 0.5, 0.6, 0.65, 0.7, 0.9, 1.6, 1.7, 2.0))
+    assert plan_frames(vfr, Clip(0.5, 1.7)).indices == (2, 3, 4, 5, 6, 7, 8)
     with pytest.raises(ValueError, match="holds no frame"):
         plan_frames(meta, Clip(700.0, 710.0))
+
+
+def test_clip_frames_are_clamped_to_at_least_four():
+    """A clip of fewer than 4 frames still gives 4 (its frames spread over them, some shown twice)."""
+    from medhorizon_tasks.core.sampling import Clip
+
+    two = plan_frames(VideoMeta(40, 2.0), Clip(3.0, 3.5))  # frames 6 and 7 only
+    assert two.indices == (6, 6, 7, 7) and two.timestamps == (3.0, 3.0, 3.5, 3.5)
+    assert two.policy.endswith("->repeat")
+    three = plan_frames(VideoMeta(40, 4.0), Clip(1.0, 1.5))  # frames 4, 5, 6
+    assert three.indices == (4, 5, 5, 6)
+    one = plan_frames(VideoMeta(40, 4.0), Clip(1.0, 1.1))
+    assert one.indices == (4, 4, 4, 4)
+    assert "->repeat" not in plan_frames(VideoMeta(40, 4.0), Clip(1.0, 3.0)).policy
+
+
+def test_redaction_is_part_of_the_plan_key():
+    """Blurred and raw frames of the same indices must never share a cache entry or frame folder."""
+    from medhorizon_tasks.core.sampling import Clip
+
+    raw = plan_frames(VideoMeta(40, 4.0), Clip(1.0, 3.0))
+    blurred = raw.with_redaction("blur(text=x)")
+    other = raw.with_redaction("blur(text=y)")
+    assert blurred.indices == raw.indices and blurred.timestamps == raw.timestamps
+    assert len({raw.key, blurred.key, other.key}) == 3
+    assert blurred.with_redaction("").key == raw.key, "a raw plan keeps the key it always had"
+    assert perturb(blurred, "reverse").redaction == "blur(text=x)", "an order perturbation keeps the pass"

@@ -338,9 +338,10 @@ def test_report_hand_computed(items):
     assert rep["sm"] == {"accuracy": pytest.approx(1 / 3), "correct": 1, "n": 3, "judged": 2, "not_judged": 0,
                          "invalid": 1}
 
-    # MG: blind gets a2 and t1 right -> 2/11; MG = 5/11 - 2/11
+    # MG: blind gets a2 and t1 right -> 2/11; MG = 5/11 - 2/11. SM: both runs judged alike (1/3 each) -> 0
     assert rep["mg"]["overall"] == pytest.approx(float(Fraction(3, 11)))
-    mg = {"AD": 0.0, "EE": 1.0, "EA": 0.0, "PAD": 0.0, "IAI": 1.0, "LAR": 1.0, "SPI": 0.0, "F": 0.0, "TO": 0.0}
+    mg = {"AD": 0.0, "EE": 1.0, "EA": 0.0, "PAD": 0.0, "IAI": 1.0, "LAR": 1.0, "SPI": 0.0, "F": 0.0, "TO": 0.0,
+          "SM": 0.0}
     assert rep["mg"]["by_category"] == pytest.approx(mg)
     assert list(rep["mg"]["by_category"]) == list(mg)
 
@@ -359,6 +360,47 @@ def test_report_exact_json_keys(items):
     assert all(isinstance(v, float) for v in rep["mg"]["by_category"].values())
     assert json.loads(json.dumps(rep)) == rep
     assert "mg" not in S.report(run(items, VISUAL), n_resamples=NR)
+
+
+def test_mg_of_the_judged_sm_category(items):
+    """Table 3 reports MG for SM too: S_v - S_wv of the judge's accuracy, when both runs were judged."""
+    blind_verdicts = {"m1": False, "m2": False, "m3": False}
+    blind_judge = lambda *, uid, **kw: Verdict(correct=blind_verdicts[uid], reason="", raw="")  # noqa: E731
+    visual, blind = run(items, VISUAL), run(items, BLIND, judge=blind_judge, mode="blind")
+    rep = S.report(visual, blind_records=blind, n_resamples=NR)
+    assert rep["sm"]["accuracy"] == pytest.approx(1 / 3)
+    assert rep["mg"]["by_category"]["SM"] == pytest.approx(1 / 3 - 0.0)
+    assert list(rep["mg"]["by_category"])[-1] == "SM", "Table 3 order: SM last"
+    assert rep["mg"]["overall"] == pytest.approx(float(Fraction(3, 11))), "SM never enters the pooled MG"
+    assert "MG +33.3" in S.format_report(rep)
+    # either run not judged: no SM gain (nothing to compare), the others unchanged
+    for v, b in ((run(items, VISUAL, judge=None), blind), (visual, run(items, BLIND, judge=None, mode="blind"))):
+        other = S.report(v, blind_records=b, n_resamples=NR)
+        assert "SM" not in other["mg"]["by_category"] and other["mg"]["overall"] == rep["mg"]["overall"]
+    # a blind run without the SM items: not comparable either
+    partial = S.report(visual, blind_records=[r for r in blind if r["category"] != "SM"], n_resamples=NR)
+    assert "SM" not in partial["mg"]["by_category"]
+
+
+def test_random_probe_answers_temporal_ordering_with_an_order():
+    """The random probe guesses a uniformly random order of the three events on TO items (paper's Random row:
+    16.7 = 1/3!), not a letter (0%); MCQ items still get a letter among the 7 options."""
+    from itertools import permutations
+
+    from medhorizon_tasks.benchmarks.sureon.protocol import build_prompt
+    from medhorizon_tasks.data.synthetic.probes import random_answer
+
+    events = EVENTS
+    orders = list(permutations(events))
+    to_items = [I.parse_item(to_item(f"t{k}", answer=orders[k % 6], question=f"Order the events of clip {k}."),
+                             k, []) for k in range(600)]
+    records = [S.score_item(it, random_answer(build_prompt(it), seed), "blind") for it in to_items for seed in (0, 1)]
+    assert all(r["status"] == "ok" and sorted(r["extracted"]) == sorted(events) for r in records)
+    share = sum(r["correct"] for r in records) / len(records)
+    assert abs(share - 1 / 6) < 0.035, share  # 1,200 guesses: sd of the share 0.011
+    assert len({tuple(r["extracted"]) for r in records}) == 6, "every order is guessed"
+    mcq_item = I.parse_item(mcq("q1", "AD"), 0, [])
+    assert random_answer(build_prompt(mcq_item), 0) in "ABCDEFG"
 
 
 def test_sm_never_enters_mu(items):

@@ -10,7 +10,7 @@ from medhorizon_tasks.data.synthetic.sureon import build_sureon_sample
 
 pytestmark = pytest.mark.e2e
 
-TASKS = ["sureon_synthetic_visual", "sureon_synthetic_blind"]
+TASKS = ["sureon_synthetic_visual", "sureon_synthetic_blind", "sureon_synthetic_visual_noblur"]
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,8 @@ def runs(synthetic, tmp_path_factory):
 
 def test_visual_and_blind_results(runs, capsys):
     sample, needle, _ = runs
-    assert needle.accuracy("sureon_synthetic_visual") == 1.0
+    assert needle.accuracy("sureon_synthetic_visual") == 1.0, "the blurring pass keeps the scene's codes"
+    assert needle.accuracy("sureon_synthetic_visual_noblur") == 1.0
     assert needle.accuracy("sureon_synthetic_blind") == 0.0
     v, b = needle.samples["sureon_synthetic_visual"], needle.samples["sureon_synthetic_blind"]
     assert main(["score", "--benchmark", "sureon", "--data", str(sample.data_path), "--predictions", str(v),
@@ -52,5 +53,10 @@ def test_compare_and_blind_audit_read_the_samples(runs, capsys):
     assert main(["blind-audit", *files, "--data", str(sample.data_path), "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["n_runs"] == 5 and res["n_items"] == 29
+    # the random probe answers the ordering items with an order of their events (a letter would be invalid)
+    assert main(["score", "--benchmark", "sureon", "--data", str(sample.data_path), "--predictions", files[0],
+                 "--mode", "blind", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["by_category"]["TO"]["n"] == 3 and rep["by_category"]["TO"]["invalid"] == 0
     # a seeded uniform guesser over 7 options recovers an item in >= 3 of 5 runs only by rare chance
     assert res["n_flagged"] <= 3

@@ -58,15 +58,16 @@ def test_every_preset_has_the_frame_setting_of_its_lmms_eval_twin():
         if p.benchmark == "medhorizon":
             assert FrameSetting.from_kwargs(p.kwargs) == FrameSetting.from_kwargs(theirs), p.name
         elif p.benchmark == "sureon":
-            assert p.kwargs["mode"] == theirs.get("mode", "visual"), p.name
+            assert (p.kwargs["mode"], p.kwargs.get("blur")) == (theirs.get("mode", "visual"), theirs.get("blur")), \
+                p.name
         else:
             assert {k: float(v) for k, v in p.kwargs.items()} == {k: float(v) for k, v in theirs.items()}, p.name
     names = set(PRESETS)
     for cap in (64, 128, 256, 512, 1248):
         assert {f"MedHorizon_cap{cap}", f"MedHorizon_Synthetic_cap{cap}"} <= names
     assert {"MedHorizon_text", "MedHorizon_oracle", "MedHorizon_frames32", "MedHorizon_order_reverse",
-            "MedHorizon_sampling_hybrid_64", "Sureon_visual", "Sureon_Synthetic_blind", "SurgHiBench",
-            "SurgHiBench_Synthetic"} <= names
+            "MedHorizon_sampling_hybrid_64", "Sureon_visual", "Sureon_Synthetic_blind", "Sureon_visual_noblur",
+            "Sureon_Synthetic_visual_noblur", "SurgHiBench", "SurgHiBench_Synthetic"} <= names
 
 
 # ------------------------------------------------------------------ frame store and outcome log
@@ -316,9 +317,32 @@ def test_medhorizon_prompts_frames_and_records_equal_the_lmms_eval_hooks(synthet
     assert seen == [(item, "C", "text")] * 2
 
 
+def test_sureon_noblur_keeps_its_own_frames_and_finds_its_blind_run(tmp_path):
+    """Blurred and raw frames of the same plan go to different folders of the frame store; the noblur preset's
+    report has the multimodal gain from the blind run beside it, as the visual one has."""
+    from medhorizon_tasks.adapters.vlmeval.outputs import records_path
+    from medhorizon_tasks.benchmarks.sureon import scoring as sureon_scoring
+
+    store = FrameStore(tmp_path / "frames")
+    blurred, raw = (protocol_for(PRESETS[n]) for n in ("Sureon_Synthetic_visual", "Sureon_Synthetic_visual_noblur"))
+    assert blurred.blur and not raw.blur
+    item = blurred.units[0]
+    files_blurred, files_raw = blurred.prompt(item, store)[1], raw.prompt(item, store)[1]
+    assert len(files_blurred) == len(files_raw) == 8 and not set(files_blurred) & set(files_raw)
+    assert {Path(f).parent.name for f in files_blurred} != {Path(f).parent.name for f in files_raw}
+    work = tmp_path / "work"
+    work.mkdir()
+    blind = [sureon_scoring.score_item(it, "B", "blind") for it in raw.units]
+    records_path(work / "m_Sureon_Synthetic_blind.tsv").write_text("".join(json.dumps(r) + "\n" for r in blind))
+    visual = [sureon_scoring.score_item(it, "A", "visual") for it in raw.units]
+    for proto, name in ((raw, "Sureon_Synthetic_visual_noblur"), (blurred, "Sureon_Synthetic_visual")):
+        rep = proto.report(proto.units, visual, work / f"m_{name}.tsv")
+        assert rep["mg"]["overall"] == pytest.approx(rep["mu"]["accuracy"] - sureon_scoring.report(blind)["mu"]["accuracy"])
+
+
 def test_sureon_and_surghi_prompts_and_records_equal_the_lmms_eval_hooks(synthetic, tmp_path):
     store = FrameStore(tmp_path)
-    for name in ("Sureon_Synthetic_visual", "Sureon_Synthetic_blind"):
+    for name in ("Sureon_Synthetic_visual", "Sureon_Synthetic_blind", "Sureon_Synthetic_visual_noblur"):
         proto = protocol_for(PRESETS[name])
         kwargs = PRESETS[name].kwargs
         raw_lines = {json.loads(x)["uid"]: x for x in proto.source.data.read_text().splitlines() if x.strip()}

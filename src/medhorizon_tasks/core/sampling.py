@@ -31,6 +31,7 @@ The paper's diagnostics (section 4.4-4.5, appendix 8) live here too:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
-    "VideoMeta", "FramePlan", "FpsCap", "Uniform", "Oracle", "Window", "plan_frames",
+    "VideoMeta", "FramePlan", "FpsCap", "Uniform", "Oracle", "Clip", "Window", "plan_frames",
     "fps_candidates", "uniform_subsample",
     "ChangeSignal", "FrameChange", "Hybrid",
     "Perturbation", "perturb", "PERTURBATION_KINDS",
@@ -84,15 +85,23 @@ class FramePlan:
     indices: tuple[int, ...]
     timestamps: tuple[float, ...]
     policy: str
+    # What is done to the decoded frames before a model sees them (e.g. Sureon's blurring pass,
+    # :class:`medhorizon_tasks.core.video.redact.Redaction`), as its ``describe()``; "" = the raw pixels.
+    redaction: str = ""
 
     def __len__(self) -> int:
         return len(self.indices)
 
     @property
     def key(self) -> str:
-        """Stable identity of the frames this plan selects (not of the video)."""
-        h = hashlib.sha256(",".join(map(str, self.indices)).encode())
-        return h.hexdigest()[:16]
+        """Stable identity of the pixels this plan gives (not of the video): its frame indices, and its
+        redaction pass when it has one, so that blurred and raw frames are never cached under one key."""
+        text = ",".join(map(str, self.indices)) + (f"|{self.redaction}" if self.redaction else "")
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def with_redaction(self, redaction: str) -> "FramePlan":
+        """The same frames, to be shown after the pass ``redaction`` describes ("" = raw)."""
+        return dataclasses.replace(self, redaction=redaction)
 
 
 # ----------------------------------------------------------------- policies
@@ -145,20 +154,24 @@ class Oracle:
 
 @dataclass(frozen=True)
 class Clip:
-    """Sureon's clip frames: up to ``max_frames`` uniformly over ``[start_s, end_s]``, at least ``min_frames``.
+    """Sureon's clip frames (paper, appendix D.1): "for each clip we uniformly sample up to 8 frames across
+    its duration at the video's frame rate, clamped to a minimum of 4 frames".
 
-    The candidates are the ``fps`` grid points inside the clip: with more than
-    ``max_frames`` of them, ``max_frames`` are kept uniformly (first and last
-    included); with fewer than ``min_frames`` (a clip of a few seconds),
-    ``min_frames`` are taken uniformly from all the clip's frames instead. A
-    clip with fewer frames than that gives them all.
+    The candidates are the clip's own frames -- every frame of the video whose
+    timestamp lies in ``[start_s, end_s]`` (both ends included), at the video's
+    frame rate, not a 1 FPS grid -- and ``clamp(own frames, min_frames,
+    max_frames)`` of them are kept uniformly, first and last included
+    (:func:`uniform_subsample`). So any clip of at least ``max_frames`` frames
+    (a third of a second at 25 fps) gets exactly ``max_frames``. A clip with
+    fewer than ``min_frames`` frames still gives ``min_frames``: its frames are
+    spread uniformly over the ``min_frames`` positions, so some are shown twice
+    (the plan's ``policy`` then ends in ``->repeat``).
     """
 
     start_s: float
     end_s: float
     min_frames: int = 4
     max_frames: int = 8
-    fps: float = 1.0
 
     def __post_init__(self):
         if not (math.isfinite(self.start_s) and math.isfinite(self.end_s) and 0 <= self.start_s < self.end_s):
@@ -348,6 +361,8 @@ def plan_frames(meta: VideoMeta, policy) -> FramePlan:
             label = f"{label}->no_windows->{fallback.describe()}"
     elif isinstance(policy, Clip):
         idx = _clip_indices(meta, policy)
+        if len(idx) > len(np.unique(idx)):
+            label = f"{label}->repeat"
     elif isinstance(policy, Window):
         idx = _window_indices(meta, policy)
     elif isinstance(policy, (FrameChange, Hybrid)):
@@ -368,11 +383,11 @@ def _clip_indices(meta: VideoMeta, policy: Clip) -> np.ndarray:
     if not len(inside):
         raise ValueError(f"clip [{policy.start_s}, {policy.end_s}] s holds no frame of a "
                          f"{meta.duration_s:.1f} s video")
-    grid = fps_candidates(meta, policy.fps)
-    grid = grid[(grid >= inside[0]) & (grid <= inside[-1])]
-    if len(grid) >= policy.min_frames:
-        return uniform_subsample(grid, policy.max_frames)
-    return uniform_subsample(inside, policy.min_frames)
+    if len(inside) >= policy.min_frames:
+        return uniform_subsample(inside, policy.max_frames)
+    # Fewer own frames than the minimum: every one of them, spread over min_frames positions (round half up).
+    pos = np.floor(np.linspace(0.0, len(inside) - 1, policy.min_frames) + 0.5).astype(np.int64)
+    return inside[pos]
 
 
 def _window_indices(meta: VideoMeta, policy: Window) -> np.ndarray:
@@ -526,7 +541,7 @@ class Perturbation:
             return plan
         order = self.order(len(plan))
         return FramePlan(tuple(plan.indices[k] for k in order), tuple(plan.timestamps[k] for k in order),
-                         f"{plan.policy}|{self.describe()}")
+                         f"{plan.policy}|{self.describe()}", plan.redaction)
 
 
 def _non_identity_permutation(rng: np.random.Generator, k: int) -> np.ndarray:

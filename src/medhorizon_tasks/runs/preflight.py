@@ -44,6 +44,7 @@ from ..core.errors import DataError, MedHorizonError
 
 __all__ = ["ALLOW_VIDEO_ERRORS_ENV", "Source", "SOURCES", "VideoRef", "VideoProblem", "PreflightReport",
            "video_refs", "check_videos", "preflight", "allow_video_errors", "VideoCheckCache", "stop_unless_ready",
+           "stop_unless_blur_ready",
            "is_main_process"]
 
 ALLOW_VIDEO_ERRORS_ENV = "MEDHORIZON_ALLOW_VIDEO_ERRORS"
@@ -190,4 +191,23 @@ def stop_unless_ready(needed: dict[str, bool], *, prog: str = "medhorizon-tasks"
                 "Fix:", f"Continuing ({ALLOW_VIDEO_ERRORS_ENV} is set); fix:", 1))
         else:
             say(f"{prog}: {report.message()}")
+            raise SystemExit(2)
+
+
+def stop_unless_blur_ready(blur_settings: list, *, prog: str = "medhorizon-tasks") -> None:
+    """Sureon's visual runs blur their frames: before a model is loaded, ``SystemExit(2)`` naming the missing
+    detector package and the fix when one of ``blur_settings`` (each run's ``blur`` task kwarg / preset value,
+    None when it gives none) asks for the blurring pass and it cannot run here; or when a value is not a yes/no."""
+    import sys
+
+    from ..benchmarks.sureon.protocol import blur_problem
+
+    for setting in blur_settings:
+        try:
+            problem = blur_problem(setting)
+        except MedHorizonError as exc:
+            problem = str(exc)
+        if problem:
+            if is_main_process():
+                print(f"{prog}: {problem}", file=sys.stderr)
             raise SystemExit(2)

@@ -14,7 +14,8 @@ entry point's callable therefore calls :func:`install`, which
 2. when the process is the lmms-eval CLI evaluating a task of this package,
    refuses a built-in wrapper known to mishandle a list of frames, naming the
    bridge to use (:mod:`.bridges.guard`; ``MEDHORIZON_ALLOW_FRAME_LIST=1`` opts
-   out), then runs the pre-flight (:mod:`medhorizon_tasks.runs.preflight`): data that do
+   out), stops a Sureon visual run whose blurring pass cannot run (its
+   detectors are not installed), then runs the pre-flight (:mod:`medhorizon_tasks.runs.preflight`): data that do
    not load, a missing video root or failing videos stop the run with one
    message and exit status 2 before the model is loaded, unless
    ``MEDHORIZON_ALLOW_VIDEO_ERRORS=1`` (then failing videos are only listed
@@ -126,7 +127,7 @@ def benchmarks_needed(tasks: str) -> dict[str, bool]:
 def check_cli_run(args: argparse.Namespace) -> None:
     """The guard against wrappers that mishandle a frame list, then the pre-flight for the benchmarks
     ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
-    from ...runs.preflight import is_main_process, stop_unless_ready
+    from ...runs.preflight import is_main_process, stop_unless_blur_ready, stop_unless_ready
     from .bridges.guard import frame_list_problem
 
     problem = frame_list_problem(args.model, args.tasks, args.model_args)
@@ -134,4 +135,13 @@ def check_cli_run(args: argparse.Namespace) -> None:
         if is_main_process():
             print(f"medhorizon-tasks: {problem}", file=sys.stderr)
         raise SystemExit(2)
+    stop_unless_blur_ready(sureon_blur_settings(args.tasks))
     stop_unless_ready(benchmarks_needed(args.tasks))
+
+
+def sureon_blur_settings(tasks: str) -> list:
+    """The ``blur`` setting of each Sureon visual task in ``--tasks`` (False for ``*_noblur``, else None: the
+    environment or the default decides), synthetic ones included."""
+    names = [t.strip() for t in tasks.split(",")]
+    return [False if name.endswith("_noblur") else None for name in names
+            if name.startswith("sureon") and "_visual" in name]

@@ -1,7 +1,9 @@
 """lmms-eval glue for the Sureon tasks (``sureon_visual``, ``sureon_blind`` and their synthetic twins).
 
 Data: ``SUREON_DATA`` (the items JSONL) and ``SUREON_VIDEO_ROOT`` (default: the
-data file's folder); the synthetic sample is generated on first use. The metric
+data file's folder); the synthetic sample is generated on first use. The visual
+tasks blur text and faces in their frames (the paper's pass); the ``*_noblur``
+tasks (task kwarg ``blur: false``) and ``SUREON_BLUR=0`` show the raw frames. The metric
 ``accuracy`` is μ, pooled over the accuracy-scored items (MCQ and TO); SM
 summaries are kept out of it and judged afterwards by ``medhorizon-tasks score
 --benchmark sureon --judge`` on the samples file.
@@ -15,7 +17,7 @@ from pathlib import Path
 
 from ...benchmarks.sureon import scoring
 from ...benchmarks.sureon.items import load_items, parse_item
-from ...benchmarks.sureon.protocol import build_prompt, decode_frames, prepare, setting_key
+from ...benchmarks.sureon.protocol import blur_enabled, build_prompt, decode_frames, prepare, setting_key
 from ...core.errors import MedHorizonError, VideoError
 from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl
@@ -63,22 +65,28 @@ def _mode(kwargs) -> str:
     return (kwargs or {}).get("mode", "visual")
 
 
-def _key(item, doc, mode: str) -> str:
-    return outcome_key("sureon", doc["video_root"], item.uid, setting_key(mode))
+def _blur(kwargs) -> bool:
+    """The visual mode's blurring pass: the task's ``blur`` kwarg, else ``$SUREON_BLUR``, else on."""
+    return _mode(kwargs) == "visual" and blur_enabled((kwargs or {}).get("blur"))
 
 
-def _decode(item, doc):
+def _key(item, doc, kwargs) -> str:
+    return outcome_key("sureon", doc["video_root"], item.uid, setting_key(_mode(kwargs), blur=_blur(kwargs)))
+
+
+def _decode(item, doc, kwargs):
     def decode():
-        video = prepare(item, doc["video_root"])
+        video = prepare(item, doc["video_root"], blur=_blur(kwargs))
         return video.plan, decode_frames(video, item.uid), video.duration_s
     return decode
 
 
 def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
-    if _mode(lmms_eval_specific_kwargs) != "visual":
+    kwargs = lmms_eval_specific_kwargs
+    if _mode(kwargs) != "visual":
         return []
     item = _item(doc)
-    return decoded_frames(_key(item, doc, "visual"), _decode(item, doc), "sureon",
+    return decoded_frames(_key(item, doc, kwargs), _decode(item, doc, kwargs), "sureon",
                           video_file(doc["video_root"], item.video_path, item.uid))
 
 
@@ -87,17 +95,18 @@ def doc_to_text(doc, lmms_eval_specific_kwargs=None):
     if _mode(lmms_eval_specific_kwargs) != "visual":
         return build_prompt(item)
     try:
-        return build_prompt(item, prepare(item, doc["video_root"]).plan)
+        return build_prompt(item, prepare(item, doc["video_root"], blur=_blur(lmms_eval_specific_kwargs)).plan)
     except VideoError:
         return build_prompt(item)  # the item is reported as a video error
 
 
 def process_results(doc, results):
     """The item's record in the task's mode (visual: a video error when its clip could not be decoded)."""
-    mode = _mode(task_kwargs())
+    kwargs = task_kwargs()
+    mode = _mode(kwargs)
     item = _item(doc)
     raw = results[0] if results else None
-    error = video_error(_key(item, doc, mode), _decode(item, doc)) if mode == "visual" else None
+    error = video_error(_key(item, doc, kwargs), _decode(item, doc, kwargs)) if mode == "visual" else None
     return {"accuracy": scoring.record_for(item, raw, mode, error)}
 
 

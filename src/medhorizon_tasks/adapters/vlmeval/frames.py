@@ -9,7 +9,8 @@ models as PIL images -- into a :class:`FrameStore`:
 
 ``key`` is :meth:`medhorizon_tasks.core.video.frame_cache.FrameCache.key`: the video file's
 content identity (its size and a hash of its first and last MiB), the plan's
-frame indices and the frame size. Everything that decides which pixels a model
+frame indices, its redaction pass (Sureon's blurring: blurred and raw frames
+never share a folder) and the frame size. Everything that decides which pixels a model
 sees is in the key -- the frame setting only through the plan it produces, so
 two settings that plan the same frames (a 64-frame cap on a one-minute video and
 ``frames=64``) share one folder, and a replaced video file gets new folders.
@@ -117,7 +118,8 @@ def _write(folder: Path, plan: FramePlan, max_side: int | None, video_path, fram
         Image.fromarray(np.ascontiguousarray(arr)).save(tmp, format="PNG", compress_level=PNG_LEVEL)
         os.replace(tmp, folder / name)
     atomic_write_json(folder / MANIFEST, {"video": os.path.abspath(video_path), "plan_key": plan.key,
-                                          "policy": plan.policy, "indices": list(plan.indices),
+                                          "policy": plan.policy, "redaction": plan.redaction,
+                                          "indices": list(plan.indices),
                                           "timestamps": list(plan.timestamps), "max_side": max_side,
                                           "files": names})
     return [str(folder / n) for n in names]

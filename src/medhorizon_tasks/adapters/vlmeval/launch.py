@@ -102,14 +102,17 @@ def _say(message: str) -> None:
 
 
 def _preflight(ours: dict[str, Preset]) -> int | None:
-    """The pre-flight of the release datasets asked for (text-only ones need no videos)."""
+    """The pre-flight of the release datasets asked for (text-only ones need no videos); Sureon's visual
+    datasets, synthetic ones included, also need the blurring pass's detectors unless it is off."""
     needed: dict[str, bool] = {}
     for p in ours.values():
         if not p.synthetic:
             needed[p.benchmark] = needed.get(p.benchmark, False) or p.shows_frames
-    from ...runs.preflight import stop_unless_ready
+    from ...runs.preflight import stop_unless_blur_ready, stop_unless_ready
 
     try:
+        stop_unless_blur_ready([p.kwargs.get("blur") for p in ours.values()
+                                if p.benchmark == "sureon" and p.shows_frames])
         stop_unless_ready(needed)
     except SystemExit as stop:
         return int(stop.code or 0) or None

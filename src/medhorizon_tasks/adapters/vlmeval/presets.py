@@ -13,7 +13,7 @@ Names: ``MedHorizon_cap{64,128,256,512,1248}``, ``MedHorizon_text``,
 ``MedHorizon_oracle``, ``MedHorizon_frames{4..512}``,
 ``MedHorizon_order_{original,reverse,block_shuffle,local_shuffle}``,
 ``MedHorizon_sampling_{uniform,frame_change,hybrid}_{32,64}``; ``Sureon_visual``,
-``Sureon_blind``; ``SurgHiBench``; each also as ``<Benchmark>_Synthetic...`` on
+``Sureon_blind``, ``Sureon_visual_noblur``; ``SurgHiBench``; each also as ``<Benchmark>_Synthetic...`` on
 the embedded synthetic data (``MedHorizon_Synthetic_cap64``,
 ``Sureon_Synthetic_blind``, ``SurgHiBench_Synthetic``, ...).
 """
@@ -61,9 +61,12 @@ def _medhorizon() -> list[Preset]:
 
 
 def _sureon() -> list[Preset]:
-    return [Preset(f"Sureon{'_Synthetic' if syn else ''}_{mode}", "sureon", syn, {"mode": mode},
-                   f"sureon{'_synthetic' if syn else ''}_{mode}")
-            for syn in (False, True) for mode in ("visual", "blind")]
+    # visual blurs text and faces (the paper's pass; $SUREON_BLUR=0 turns it off), visual_noblur never does
+    variants = (("visual", {"mode": "visual"}), ("blind", {"mode": "blind"}),
+                ("visual_noblur", {"mode": "visual", "blur": False}))
+    return [Preset(f"Sureon{'_Synthetic' if syn else ''}_{suffix}", "sureon", syn, kwargs,
+                   f"sureon{'_synthetic' if syn else ''}_{suffix}")
+            for syn in (False, True) for suffix, kwargs in variants]
 
 
 def _surghi() -> list[Preset]:

@@ -159,6 +159,11 @@ class MedHorizonProtocol(Protocol):
 class SureonProtocol(Protocol):
     PRIMARY_METRIC = "mu"
 
+    @property
+    def blur(self) -> bool:
+        """The visual mode's blurring pass: the preset's ``blur``, else ``$SUREON_BLUR``, else on."""
+        return self.mode == "visual" and sureon_protocol.blur_enabled(self.preset.kwargs.get("blur"))
+
     def load_units(self):
         return load_items(self.source.data)
 
@@ -171,7 +176,7 @@ class SureonProtocol(Protocol):
         if self.mode != "visual":
             return sureon_protocol.build_prompt(item), [], None
         try:
-            video = sureon_protocol.prepare(item, self.source.video_root)
+            video = sureon_protocol.prepare(item, self.source.video_root, blur=self.blur)
         except VideoError as exc:
             return sureon_protocol.build_prompt(item), [], str(exc)
         files, error = self._frames(store, video, sureon_protocol.DEFAULT_MAX_SIDE,
@@ -206,7 +211,8 @@ class SureonProtocol(Protocol):
         stem = Path(prediction_file).stem
         if self.mode != "visual" or not stem.endswith(name):
             return None
-        blind_file = Path(prediction_file).with_name(stem[: -len(name)] + name[: -len("visual")] + "blind.tsv")
+        blind_name = name[: name.rindex("_visual")] + "_blind"  # Sureon[_Synthetic]_visual[_noblur]
+        blind_file = Path(prediction_file).with_name(stem[: -len(name)] + blind_name + ".tsv")
         path = records_path(blind_file)
         if not path.exists():
             return None
@@ -224,6 +230,8 @@ class SureonProtocol(Protocol):
         out.update({f"accuracy_{c}": s["accuracy"] for c, s in report["by_category"].items()})
         if "mg" in report:
             out["mg"] = report["mg"]["overall"]
+            if "SM" in report["mg"]["by_category"]:
+                out["mg_sm"] = report["mg"]["by_category"]["SM"]
         return out
 
 

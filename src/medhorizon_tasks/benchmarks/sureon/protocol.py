@@ -1,8 +1,16 @@
 """Sureon's evaluation protocol: clip frames and the prompt, in a visual and a blind mode.
 
-Visual: up to 8 frames uniformly over the clip, at least 4
-(:class:`~medhorizon_tasks.core.sampling.Clip`), decoded by this library and handed
-to the model in order, their absolute timestamps written into the prompt.
+Paper, appendix D.1: "For each clip we uniformly sample up to 8 frames across
+its duration at the video's frame rate, clamped to a minimum of 4 frames.
+Before inference, we apply a two-stage blurring pass to the sampled frames
+[...] Each frame in the prompt is tagged with its absolute timestamp, preceded
+by the clip's time range, followed by the question and the option list."
+
+Visual: up to 8 frames uniformly over the clip's own frames, at least 4
+(:class:`~medhorizon_tasks.core.sampling.Clip`), decoded by this library,
+blurred (:data:`BLUR`: on-screen text and faces; on by default, see
+:func:`blur_enabled`) and handed to the model in order, their absolute
+timestamps written into the prompt.
 Blind: the identical text without the frame line and without frames, so the
 multimodal gain S_v − S_wv compares like with like.
 """
@@ -13,46 +21,95 @@ import os
 
 import numpy as np
 
-from ...core.errors import VideoError
+from ...core.errors import MedHorizonError, VideoError
 from ...core.sampling import Clip, FramePlan, plan_frames
 from ...core.video.decode import decode_plan
+from ...core.video.frame_cache import cached_decode
 from ...core.video.metadata import check_time_inside
-from ...core.video.prepared import DEFAULT_MAX_SIDE, PreparedVideo, video_file, video_index
+from ...core.video.prepared import (
+    DEFAULT_MAX_SIDE,
+    PreparedVideo,
+    frame_cache_from_env,
+    video_file,
+    video_index,
+)
+from ...core.video.redact import Redaction, apply_plan_redaction, blur_unavailable
 from .items import LETTERS, SureonItem
 
 MODES = ("visual", "blind")
+BLUR_ENV = "SUREON_BLUR"
+BLUR = Redaction()  # the paper's two-stage pass: OCR-found text and detected faces (see core.video.redact)
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
-def setting_key(mode: str = "visual", max_side: int | None = DEFAULT_MAX_SIDE) -> dict:
-    """Everything that decides which frames are decoded (the identity of a video outcome)."""
-    return {"benchmark": "sureon", "mode": mode, "max_side": max_side, "clip": "min4-max8-fps1"}
+def blur_enabled(setting=None) -> bool:
+    """Whether the visual mode blurs its frames: the task kwarg / VLMEvalKit preset ``blur`` when it is given,
+    else ``$SUREON_BLUR``, else on (the paper's protocol). A value that is not a yes/no names where it came from."""
+    if setting is not None:
+        where = f"the task setting blur={setting!r}"
+    else:
+        setting, where = os.environ.get(BLUR_ENV), f"{BLUR_ENV}={os.environ.get(BLUR_ENV)!r}"
+        if setting is None or not str(setting).strip():
+            return True
+    if isinstance(setting, bool):
+        return setting
+    value = str(setting).strip().lower()
+    if value in _TRUE or value in _FALSE:
+        return value in _TRUE
+    raise MedHorizonError(f"{where} is not one of {', '.join(_TRUE + _FALSE)}")
 
 
-def plan_for(item: SureonItem, index) -> FramePlan:
-    return plan_frames(index.meta(), Clip(item.start_s, item.end_s))
+def blur_problem(setting=None) -> str | None:
+    """Why a visual run with this blur setting cannot start here (the detectors are not installed), or None."""
+    if not blur_enabled(setting):
+        return None
+    problem = blur_unavailable()
+    if problem is None:
+        return None
+    return (f"Sureon's visual mode blurs text and faces in its frames (paper, appendix D.1), and {problem}; "
+            f"to run without the blurring pass set {BLUR_ENV}=0 or use the *_noblur task / preset")
 
 
-def prepare(item: SureonItem, video_root: str | os.PathLike) -> PreparedVideo:
-    """Resolve and index the item's video, check the clip lies inside the file, plan its frames;
-    VideoError naming the item and path otherwise."""
+def setting_key(mode: str = "visual", max_side: int | None = DEFAULT_MAX_SIDE, blur: bool = True) -> dict:
+    """Everything that decides which frames are decoded and how they look (the identity of a video outcome)."""
+    return {"benchmark": "sureon", "mode": mode, "max_side": max_side, "clip": "own-frames-min4-max8",
+            "blur": BLUR.describe() if blur and mode == "visual" else None}
+
+
+def plan_for(item: SureonItem, index, blur: bool = True) -> FramePlan:
+    plan = plan_frames(index.meta(), Clip(item.start_s, item.end_s))
+    return plan.with_redaction(BLUR.describe()) if blur else plan
+
+
+def prepare(item: SureonItem, video_root: str | os.PathLike, *, blur: bool = True) -> PreparedVideo:
+    """Resolve and index the item's video, check the clip lies inside the file, plan its frames (blurred or
+    not); VideoError naming the item and path otherwise."""
     path = video_file(item, video_root)
     index = video_index(path, item.uid)
     duration = check_time_inside(index, item.end_s, "the clip's end_s", path=path, uid=item.uid)
     try:
-        plan = plan_for(item, index)
+        plan = plan_for(item, index, blur)
     except ValueError as exc:  # a clip that holds no frame of the file
         raise VideoError(str(exc), path=str(path), uid=item.uid) from None
     return PreparedVideo(path, index, plan, duration)
 
 
 def decode_frames(video: PreparedVideo, uid: str, max_side: int | None = DEFAULT_MAX_SIDE) -> np.ndarray:
-    return decode_plan(video.path, video.plan, max_side=max_side, uid=uid, index=video.index)
+    """The planned frames as the model sees them: decoded, then blurred when the plan says so; through the
+    frame cache when ``$MEDHORIZON_FRAME_CACHE`` is set (a hit runs neither the decoder nor the detectors)."""
+    redaction = BLUR if video.plan.redaction else None
+    cache = frame_cache_from_env()
+    if cache is not None:
+        return cached_decode(video.path, video.plan, max_side=max_side, uid=uid, index=video.index, cache=cache,
+                             redaction=redaction)
+    frames = decode_plan(video.path, video.plan, max_side=max_side, uid=uid, index=video.index)
+    return apply_plan_redaction(frames, video.plan, redaction)
 
 
 def load_frames(item: SureonItem, video_root: str | os.PathLike,
-                max_side: int | None = DEFAULT_MAX_SIDE) -> tuple[FramePlan, np.ndarray]:
+                max_side: int | None = DEFAULT_MAX_SIDE, *, blur: bool = True) -> tuple[FramePlan, np.ndarray]:
     """The clip's frames; VideoError (naming item and path) for a missing, unreadable or mismatched video."""
-    video = prepare(item, video_root)
+    video = prepare(item, video_root, blur=blur)
     return video.plan, decode_frames(video, item.uid, max_side)
 
 

@@ -210,7 +210,9 @@ def report(records: list[dict], *, blind_records: list[dict] | None = None, n_re
     item was not judged (missing and error records count as wrong, as
     everywhere). ``mg`` (only with ``blind_records``): MG = S_v - S_wv over
     the accuracy-scored items, which both runs must share, {"overall",
-    "by_category"}.
+    "by_category"}; ``by_category`` also has ``SM`` (the judge's accuracy,
+    visual minus blind; never part of ``overall``) when both runs' SM items
+    were judged.
 
     What did not count as an answer is never silent: every summary also has
     ``invalid`` (no extractable answer), ``missing`` (no prediction) and
@@ -248,7 +250,22 @@ def report(records: list[dict], *, blind_records: list[dict] | None = None, n_re
                              groups={uid: r["category"] for uid, r in acc.items()})
         order = [c for c in CATEGORY_CODES if c in mg["by_group"]]
         out["mg"] = {"overall": mg["overall"], "by_category": {c: mg["by_group"][c] for c in order}}
+        sm_gain = _sm_gain(records, blind_records)
+        if sm_gain is not None:
+            out["mg"]["by_category"]["SM"] = sm_gain
     return out
+
+
+def _sm_gain(visual: list[dict], blind: list[dict]) -> float | None:
+    """MG on the judged SM items (Table 3 reports it beside the others): S_v - S_wv of the judge's accuracy,
+    when both runs were judged (no SM record ``not_judged``) on the same SM items; None otherwise."""
+    def sm(records):
+        return {str(r["uid"]): r for r in records if isinstance(r, dict) and r.get("category") == "SM"}
+
+    v, b = sm(visual), sm(blind)
+    if not v or set(v) != set(b) or any(r.get("status") == "not_judged" for r in [*v.values(), *b.values()]):
+        return None
+    return _sm_summary(list(v.values()))["accuracy"] - _sm_summary(list(b.values()))["accuracy"]
 
 
 def _ci(ci) -> str:
@@ -293,6 +310,8 @@ def format_report(rep: dict) -> str:
             text += f", correct={sm['correct']}, accuracy — (not judged: {sm['not_judged']})"
         if sm["invalid"]:
             text += f", invalid verdicts={sm['invalid']}"
+        if mg and "SM" in mg["by_category"]:
+            text += f", MG {_signed(mg['by_category']['SM'])}"
         lines.append(text)
     else:
         lines.append("SM  Sequence Summarization: no items")

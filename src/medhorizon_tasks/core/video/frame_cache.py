@@ -14,7 +14,8 @@ The key combines
   files are not edited in place in practice, and hashing the whole file would
   cost more than the hit saves. The hash is remembered per process while the
   file's (path, size, mtime_ns) stay the same;
-* the plan's frame indices (:attr:`FramePlan.key`);
+* the plan's frame indices and its redaction pass, if any (:attr:`FramePlan.key`): an entry
+  holds the pixels after that pass (Sureon's blurring), never raw frames under a blurred key;
 * ``max_side`` (which fixes the output size for a given video).
 
 Concurrency: every file is written to a unique temporary name in the entry's
@@ -44,6 +45,7 @@ from ..errors import MedHorizonError
 from ..safeio import atomic_write_with
 from ..sampling import FramePlan
 from .decode import VideoIndex, decode_plan
+from .redact import Redaction, apply_plan_redaction, check_plan_redaction
 
 __all__ = ["FrameCache", "CacheWriteError", "cached_decode", "CACHE_ENV"]
 
@@ -141,7 +143,7 @@ class FrameCache:
         entry = self._entry(self.key(video_path, plan, max_side))
         _write_atomically(entry, lambda f: np.save(f, np.ascontiguousarray(frames), allow_pickle=False))
         sidecar = {"video": os.path.abspath(video_path), "video_bytes": os.stat(video_path).st_size,
-                   "policy": plan.policy, "plan_key": plan.key, "max_side": max_side,
+                   "policy": plan.policy, "redaction": plan.redaction, "plan_key": plan.key, "max_side": max_side,
                    "shape": list(frames.shape), "dtype": "uint8", "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         _write_atomically(entry.with_suffix(".json"), lambda f: f.write(json.dumps(sidecar, indent=1).encode()))
         return entry
@@ -184,13 +186,17 @@ class FrameCache:
 
 def cached_decode(path: str | os.PathLike, plan: FramePlan, *, max_side: int | None = None,
                   uid: str | None = None, index: VideoIndex | None = None, expected_frames: int | None = None,
-                  cache: FrameCache | None = None) -> np.ndarray:
+                  cache: FrameCache | None = None, redaction: Redaction | None = None) -> np.ndarray:
     """:func:`~medhorizon_tasks.core.video.decode.decode_plan` through the frame cache: a hit decodes nothing.
+
+    ``redaction``: the pass the plan names (:attr:`FramePlan.redaction`; ValueError when they differ), applied
+    after decoding and before storing, so a hit returns the blurred frames without running the detectors again.
 
     A cache that cannot be written (read-only, full disk) only costs a warning, unless it is ``strict``:
     then :class:`CacheWriteError` naming the item and the reason.
     """
     cache = cache if cache is not None else FrameCache()
+    check_plan_redaction(plan, redaction)  # before a hit is returned, too
     try:
         frames = cache.get(path, plan, max_side)
     except OSError:
@@ -198,6 +204,7 @@ def cached_decode(path: str | os.PathLike, plan: FramePlan, *, max_side: int | N
     if frames is not None:
         return frames
     frames = decode_plan(path, plan, max_side=max_side, uid=uid, index=index, expected_frames=expected_frames)
+    frames = apply_plan_redaction(frames, plan, redaction)
     try:
         cache.put(path, plan, max_side, frames)
     except OSError as exc:

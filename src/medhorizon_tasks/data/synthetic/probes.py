@@ -1,6 +1,7 @@
 """Pipeline probes: two "models" that test the evaluation pipeline, not medicine.
 
-- :func:`random_answer`: a seeded uniform guess among the options in the prompt.
+- :func:`random_answer`: a seeded uniform guess among the options in the prompt (for an ordering
+  prompt, a uniformly random order of its events).
 - :func:`needle_answer`: reads the synthetic benchmark's visual code
   (:mod:`medhorizon_tasks.data.synthetic.visual_code`) from the frames it is given and
   answers the question whose probe tag is in the prompt, in varied free-form
@@ -24,6 +25,8 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterable
+
+import numpy as np
 
 from .visual_code import decode_code
 
@@ -104,13 +107,27 @@ def _phase_step_answer(images: Iterable, lists: tuple[list[str], list[str]], see
     return style.format(p=p, s=s, P=p.title(), S=s.title(), p_=p.replace(" ", "_"), s_=s.replace(" ", "_"))
 
 
+def events_in(prompt: str) -> list[str]:
+    """The events listed in a Sureon ordering prompt (``Events: a; b; c.``), in the listed order; [] otherwise."""
+    m = _EVENTS.search(prompt)
+    return [x.strip() for x in m.group(1).split(";")] if m else []
+
+
 def random_answer(prompt: str, seed: int = 0) -> str:
+    """A seeded uniform guess: a letter among the listed options; for an ordering prompt without options
+    (Sureon's TO: "Events: a; b; c.") the listed events in a uniformly random order, so it is right with
+    probability 1/3! = 1/6 (the paper's Random row, 16.7); a phase and a step for SurgHiBench prompts."""
     lists = label_lists(prompt)
     if lists is not None:
         phases, steps = lists
         return json.dumps({"phase": phases[_h(seed, "p", prompt) % len(phases)],
                            "step": steps[_h(seed, "s", prompt) % len(steps)]})
-    letters = [L for L, _ in options_in(prompt)] or ["A", "B", "C", "D"]
+    options = options_in(prompt)
+    events = events_in(prompt)
+    if events and not options:
+        order = np.random.default_rng(_h(seed, "order", prompt)).permutation(len(events))
+        return " > ".join(events[i] for i in order)
+    letters = [L for L, _ in options] or ["A", "B", "C", "D"]
     return letters[_h(seed, prompt) % len(letters)]
 
 
@@ -126,8 +143,7 @@ def read_codes(images: Iterable) -> list[tuple[int, int]]:
 
 def _order_answer(codes: list[tuple[int, int]], tag: int, prompt: str, seed: int) -> str:
     """Sureon-style order items: the listed events, in the order their codes first appear."""
-    m = _EVENTS.search(prompt)
-    labels = [x.strip() for x in m.group(1).split(";")] if m else []
+    labels = events_in(prompt)
     order = list(dict.fromkeys(idx for t, idx in codes if t == tag and idx < len(labels)))
     if len(order) < len(labels) or not labels:
         return REFUSAL

@@ -1,7 +1,10 @@
 """A synthetic Sureon-style sample: short clips whose answers are drawn as visual codes.
 
 One 24-second video (128x96, 4 fps) per item; the clip is [1, 23] s, so the
-protocol's 8 frames are ~3.1 s apart and every 4-second code window is seen.
+protocol's 8 frames (uniform over the clip's 89 frames) are ~3.1 s apart and
+every 4-second code window is seen. The codes are drawn into the tissue scene
+(:func:`scene_code`), where the evidence of a real surgical video is, so the
+blurring pass of the visual mode (text and faces) leaves them readable.
 
 - MCQ items (the eight MCQ categories, 3 each, seven options): one window
   shows ``(tag, answer_index)``. The visual code carries two letter bits, so
@@ -36,11 +39,12 @@ from .medhorizon import default_synthetic_dir
 from .video_writer import write_video
 from .visual_code import BackgroundGenerator, encode_code
 
-SAMPLE_VERSION = 1
+SAMPLE_VERSION = 2  # 2: the codes drawn into the scene (scene_code), so that the blurring pass keeps them
 GENERATOR = "medhorizon_tasks.data.synthetic_sureon"
 DATA_NAME, MANIFEST_NAME = "sureon_synthetic.jsonl", "manifest.json"
 FPS, WIDTH, HEIGHT, SECONDS = 4.0, 128, 96, 24
 CLIP = (1.0, 23.0)
+_SOFT_EDGE, _BRIGHTER, _DARKER = 1 / 12, 100.0, 0.2  # scene_code: blur sigma (x frame height), cell shading
 MCQ_CATEGORIES = ("AD", "EE", "EA", "PAD", "IAI", "LAR", "SPI", "F")
 _STEPS = ["Retraction", "Blunt dissection", "Clipping", "Cutting", "Coagulation", "Suturing", "Irrigation",
           "Suction", "Stapling", "Specimen extraction", "Knot tying", "Needle passing"]
@@ -87,6 +91,25 @@ def plan_sample(seed: int = 0) -> list[dict]:
     return items
 
 
+def scene_code(tag: int, idx: int, tissue: np.ndarray) -> np.ndarray:
+    """The code ``(tag, idx)`` drawn into the scene: the code's cells as soft-edged bright and dark patches of
+    the tissue ``tissue`` (an RGB frame), not a sharp black-and-white overlay.
+
+    Read by :func:`~medhorizon_tasks.data.synthetic.visual_code.decode_code` like the plain code (each cell's
+    centre stays clearly bright or dark), but no longer looks like printed text or a face to the blurring
+    pass's detectors (:mod:`medhorizon_tasks.core.video.redact`), which would otherwise blur the evidence away
+    as an overlay; a test runs the real pass over every planned frame of the sample.
+    """
+    from scipy.ndimage import gaussian_filter
+
+    h, w = tissue.shape[:2]
+    cells = encode_code(tag, idx, h, w)[..., 0].astype(np.float32) / 255.0
+    cells = gaussian_filter(cells, _SOFT_EDGE * h, mode="nearest")[..., None]
+    t = tissue.astype(np.float32)
+    bright, dark = np.minimum(t + _BRIGHTER, 255.0), t * _DARKER
+    return np.clip(dark + cells * (bright - dark) + 0.5, 0, 255).astype(np.uint8)
+
+
 def _render(rec: dict, seed: int):
     bg = BackgroundGenerator(HEIGHT, WIDTH, seed=seed)
     n = int(FPS * SECONDS)
@@ -95,7 +118,7 @@ def _render(rec: dict, seed: int):
         for i in range(int(a * FPS), int(b * FPS)):
             codes[i] = (tag, idx)
     for i in range(n):
-        yield encode_code(*codes[i], HEIGHT, WIDTH) if i in codes else bg(i / FPS)
+        yield scene_code(*codes[i], bg(i / FPS)) if i in codes else bg(i / FPS)
 
 
 def _public(rec: dict) -> dict:
