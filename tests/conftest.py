@@ -26,6 +26,14 @@ def synthetic_build(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def surghi_sample(tmp_path_factory):
+    """The synthetic SurgHiBench sample, built once in a private folder (subprocesses are given its paths)."""
+    from medhorizon_tasks.data.synthetic.surghi import build_surghi_sample
+
+    return build_surghi_sample(tmp_path_factory.mktemp("surghi_sample") / "surghi")
+
+
+@pytest.fixture(scope="session")
 def synthetic(synthetic_build):
     return synthetic_build[0]
 

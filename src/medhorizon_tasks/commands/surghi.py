@@ -1,4 +1,5 @@
-"""``medhorizon-tasks surghi import --source multibypass140|grasp --labels DIR --out rows.jsonl``.
+"""``medhorizon-tasks surghi import --source multibypass140|grasp --labels DIR --out rows.jsonl`` (and
+``surghi zeroshot``, in :mod:`.zeroshot`).
 
 Frame rows and derived hierarchies from the upstream annotations (:mod:`.benchmarks.surghi.upstream`).
 Errors are raised as MedHorizonError, which the main command prints as one message (exit status 2).
@@ -9,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from . import zeroshot
 
 __all__ = ["add_parser"]
 
@@ -35,6 +38,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                             "grasp/{video}.mp4)")
     i.add_argument("--json", action="store_true", help="print the summary as JSON")
     i.set_defaults(func=_cmd_surghi_import)
+    zeroshot.add_parser(ssub)
     return p
 
 
