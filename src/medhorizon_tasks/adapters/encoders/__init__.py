@@ -5,7 +5,8 @@
 
 * ``open_clip:ARCH/PRETRAINED``: open-clip-torch (the paper's CLIP ViT-B/16 is ``open_clip:ViT-B-16/openai``);
   ``PRETRAINED`` may be a local checkpoint file (``open_clip:ViT-B-16//data/ckpt.pt``); ``open_clip:hf-hub:ORG/NAME``
-  a Hub model; ``open_clip:ARCH`` alone a randomly initialised model (said on stderr);
+  a Hub model, ``open_clip:local-dir:PATH`` a folder in open_clip's layout; ``open_clip:ARCH`` alone a randomly
+  initialised model (said on stderr);
 * ``hf:ID_OR_FOLDER``: transformers ``AutoModel`` + ``AutoProcessor`` with ``get_text_features`` /
   ``get_image_features`` (``CLIPModel``, ``SiglipModel``, ...);
 * ``module:Attr``: a user's class or factory;
@@ -38,6 +39,8 @@ def resolve_device(device: str | None) -> str:
     is one, else ``cpu``)."""
     if device and device != "auto":
         return device
+    if os.environ.get("CUDA_VISIBLE_DEVICES") in ("", "-1"):  # no GPU visible: no need to import torch to know
+        return "cpu"
     try:
         import torch
     except ImportError:

@@ -33,7 +33,7 @@ class OpenClipEncoder:
                 model_name, pretrained=pretrained, device=device, precision=_PRECISION[dtype])
         except (RuntimeError, ValueError, OSError) as exc:
             raise MedHorizonError(f"--encoder open_clip:{model_name}/{pretrained or ''}: {exc}") from None
-        if pretrained is None and not model_name.startswith("hf-hub:"):
+        if pretrained is None and not model_name.startswith(("hf-hub:", "local-dir:")):
             print(f"[medhorizon-tasks surghi zeroshot] open_clip:{model_name}: no pretrained weights named, the model "
                   "is randomly initialised", file=sys.stderr)
         self.model = model.eval()
@@ -45,8 +45,9 @@ class OpenClipEncoder:
 
     @classmethod
     def from_spec(cls, spec: str, **kwargs) -> "OpenClipEncoder":
-        """``ARCH/PRETRAINED`` (a tag or a checkpoint file), ``ARCH`` or ``hf-hub:ORG/NAME``."""
-        if spec.startswith("hf-hub:"):
+        """``ARCH/PRETRAINED`` (a tag or a checkpoint file), ``ARCH``, ``hf-hub:ORG/NAME`` or ``local-dir:PATH``
+        (open_clip's own schemas: the model's config and weights from there)."""
+        if spec.startswith(("hf-hub:", "local-dir:")):
             return cls(spec, None, **kwargs)
         arch, _, pretrained = spec.partition("/")
         if not arch:
