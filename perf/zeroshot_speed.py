@@ -2,8 +2,12 @@
 
 Usage::
 
-    python perf/zeroshot_speed.py              # 1 FPS annotations on the synthetic sample, median of 3 (~2 min)
+    python perf/zeroshot_speed.py              # 1 FPS annotations on the synthetic sample, median of 3
+    python perf/zeroshot_speed.py --repeat 1   # one repetition (a third of the time)
     python perf/zeroshot_speed.py --every 3    # the sample's own items (every third second)
+
+The naive loop takes most of the time: about 6 minutes a repetition on 2 cores shared with other work
+(load average 10), ours 18 s.
 
 What is measured, on the synthetic SurgHiBench sample (6 videos of 60 s, 128x96, 4 fps) with items at
 every ``--every`` seconds (1: like MultiBypass140's 1 FPS annotations, so each frame lies in 16

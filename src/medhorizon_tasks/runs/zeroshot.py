@@ -44,6 +44,7 @@ from ..core.journal import Journal, request_key, run_identity
 from ..core.paths import resolve_video_path
 from ..core.safeio import atomic_write_json, read_json
 from ..core.video.prepared import DEFAULT_MAX_SIDE
+from .zeroshot_outputs import FILES, write_outputs
 from .zeroshot_video import Labeller, VideoStats, embed_texts
 
 __all__ = ["ZeroShotInputs", "ZeroShotJob", "VideoUnit", "load_inputs", "videos_of", "shard_from_env", "run"]
@@ -181,8 +182,6 @@ def _label(job: ZeroShotJob, labeller: Labeller, texts: dict, unit: VideoUnit, b
 def run(job: ZeroShotJob) -> dict | None:
     """Label this process's share of the videos, then, if every video is journaled, write the outputs.
     Returns the summary when this process wrote them, else None (another process will)."""
-    from .zeroshot_outputs import write_outputs
-
     kind = encoder_kind(job.encoder)
     ident, description = job.identity()
     units = videos_of(job.inputs.rows)
@@ -209,7 +208,7 @@ def run(job: ZeroShotJob) -> dict | None:
             return None
         digest = request_key(ident, [keys[u] for u in units], job.model, job.size)
         marker = folder / "merged.json"
-        if marker.is_file() and _marker_digest(marker) == digest:
+        if _marker_digest(marker) == digest and all((job.out / name).is_file() for name in FILES.values()):
             return {"already_written": True, "this_run": this_run}
         summary = write_outputs(job, units, {u: journal.get(keys[u]) for u in units}, description, this_run)
         atomic_write_json(marker, {"digest": digest})
@@ -217,6 +216,8 @@ def run(job: ZeroShotJob) -> dict | None:
 
 
 def _marker_digest(path: Path) -> str | None:
+    if not path.is_file():
+        return None
     try:
         value = read_json(path)
     except DataError:
