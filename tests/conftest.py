@@ -26,6 +26,15 @@ def synthetic_build(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def surghi_sample(tmp_path_factory):
+    """The synthetic SurgHiBench sample, built once in a private folder (subprocesses are given its paths)."""
+    from medhorizon_tasks.data.synthetic.surghi import SAMPLE_VERSION, build_surghi_sample
+
+    # where `--data surghi_synthetic` finds it when MEDHORIZON_SYNTHETIC_DIR is its parent
+    return build_surghi_sample(tmp_path_factory.mktemp("surghi_sample") / f"surghi_v{SAMPLE_VERSION}")
+
+
+@pytest.fixture(scope="session")
 def synthetic(synthetic_build):
     return synthetic_build[0]
 

@@ -42,6 +42,9 @@ def test_the_wheel_holds_every_module_task_yaml_and_the_card(wheel):
     assert "medhorizon_tasks/hf_dataset_card/README.md" in names
     tables = {f"medhorizon_tasks/benchmarks/{b}/published.json" for b in ("medhorizon", "sureon", "surghi")}
     assert tables <= names, "the papers' published tables are package data"
+    assert "medhorizon_tasks/benchmarks/surghi/zeroshot_prompts.json" in names  # the paper's MIPO prompts
+    (eps,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+    assert "[medhorizon_tasks.zeroshot_encoders]\nsynthetic_probe = " in zipfile.ZipFile(wheel).read(eps).decode()
 
 
 def test_a_non_editable_install_imports_every_module_and_runs_the_command(wheel, tmp_path):
@@ -68,6 +71,8 @@ def test_a_non_editable_install_imports_every_module_and_runs_the_command(wheel,
             "assert not bad, bad\n"
             "from medhorizon_tasks.benchmarks.published import published_rows\n"
             "assert [len(published_rows(b)) for b in ('medhorizon', 'sureon', 'surghi')] == [25, 47, 45]\n"
+            "from medhorizon_tasks.benchmarks.surghi.prompts import shipped_prompts\n"
+            "assert len(shipped_prompts()['MIPO']['steps']) == 8\n"
             "print(sum(1 for _ in pkgutil.walk_packages(m.__path__, 'medhorizon_tasks.')))\n") % site
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([str(py), "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)

@@ -65,9 +65,21 @@ def test_row_errors_name_line_and_field(tmp_path):
     ok = _write_jsonl(tmp_path / "p.jsonl", [{"dataset": "T", "video": "v", "frame": 0, "phase": None, "step": ""}])
     assert read_frame_rows(ok, role="predictions")[0].phase is None
     csv_bad = tmp_path / "bad.csv"
-    csv_bad.write_text("dataset,video,frame,phase\nT,v,0,Prep\n")
-    with pytest.raises(DataError, match="missing column.*step"):
+    csv_bad.write_text("dataset,video,step\nT,v,Prep\n")
+    with pytest.raises(DataError, match="missing column.*frame.*phase"):
         read_frame_rows(csv_bad)
+    # a dataset annotated with phases only may leave out the step column; one step missing among steps may not
+    phases_only = tmp_path / "phases.csv"
+    phases_only.write_text("dataset,video,frame,phase\nT,v,0,Prep\n")
+    assert read_frame_rows(phases_only)[0].step is None
+    mixed = _write_jsonl(tmp_path / "mixed.jsonl", [
+        {"dataset": "T", "video": "v", "frame": 0, "phase": "Prep", "step": "Exposure"},
+        {"dataset": "T", "video": "v", "frame": 1, "phase": "Prep"},
+        {"dataset": "U", "video": "v", "frame": 1, "phase": "Prep"}])
+    with pytest.raises(DataError) as e:
+        read_frame_rows(mixed)
+    assert e.value.problems == ["line 2: step: missing or empty (other rows of dataset T have a step; a dataset "
+                                "is annotated with phases only when none of its rows has one)"]
 
 
 def test_hierarchy_file_single_or_per_dataset_and_resolution(tmp_path):

@@ -189,11 +189,16 @@ def test_imported_multibypass_rows_score_as_computed_by_hand(tmp_path, capsys):
     assert stras["phase_acc"] == 1 and stras["step_acc"] == pytest.approx(5 / 6)
     assert rep["overall"]["phase_acc"] == pytest.approx((5 / 7 + 1) / 2)
     assert rep["overall"]["multi_level"] == pytest.approx((5 / 7 + math.sqrt(5 / 6)) / 2)
-    # scored on the hierarchies derived from the same annotations
-    derived = _score(capsys, out, preds, "--hierarchy", str(tmp_path / "rows.hierarchy.json"))
-    assert derived["hierarchies"][B]["tree_likeness"] == pytest.approx(2 / 3)
-    assert derived["hierarchies"][B]["source"] == "file"
-    assert derived["datasets"][B]["phase_acc"] == pytest.approx(5 / 7)
+    # scored on the hierarchies derived from the same annotations: written beside the rows, where score finds them
+    assert not (tmp_path / "rows.hierarchy.json").exists()
+    assert rep["hierarchies"][B]["tree_likeness"] == pytest.approx(2 / 3)
+    assert rep["hierarchies"][B]["source"] == "file"
+    # without that file, the shipped hierarchy: the same accuracies
+    (tmp_path / "hierarchies.json").rename(tmp_path / "kept_elsewhere.json")
+    shipped = _score(capsys, out, preds)
+    assert shipped["hierarchies"][B]["source"] == "shipped"
+    assert shipped["datasets"][B]["phase_acc"] == pytest.approx(5 / 7)
+    assert shipped["datasets"][S]["step_acc"] == pytest.approx(5 / 6)
 
 
 def test_imported_grasp_rows_score_as_computed_by_hand(tmp_path, capsys):

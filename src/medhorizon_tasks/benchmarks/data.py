@@ -97,7 +97,8 @@ def canonical_content(data: BenchmarkData) -> dict[str, Any]:
         frames = []
         for r in sorted(data.rows, key=lambda r: r.key):
             h = data.hierarchies[r.dataset][0]
-            frames.append([r.dataset, r.video, r.frame, h.canonical_phase(r.phase), h.canonical_step(r.step)])
+            frames.append([r.dataset, r.video, r.frame, h.canonical_phase(r.phase),
+                           None if r.step is None else h.canonical_step(r.step)])  # None: phases only
         items = {"frames": frames,
                  "hierarchies": {ds: _hierarchy_canonical(h) for ds, (h, _) in sorted(data.hierarchies.items())}}
     else:
@@ -119,8 +120,9 @@ def load_benchmark_data(benchmark: str, data: str | os.PathLike | None = None, *
     default ``$MEDHORIZON_DATA``); Sureon: the items JSONL (required);
     SurgHiBench: the annotations or task items (JSONL/CSV frame rows;
     required). ``hierarchy``: SurgHiBench only, a hierarchy JSON for datasets
-    the package does not ship (see ``surghi.frames.load_hierarchy_file``);
-    without one, such datasets get a hierarchy derived from the annotations.
+    the package does not ship (see ``surghi.frames.load_hierarchy_file``;
+    default: the ``hierarchies.json`` beside the rows, if any); without one,
+    such datasets get a hierarchy derived from the annotations.
     """
     if benchmark not in BENCHMARKS:
         raise DataError(f"unknown benchmark {benchmark!r} (expected one of {', '.join(BENCHMARKS)})")
@@ -140,9 +142,11 @@ def load_benchmark_data(benchmark: str, data: str | os.PathLike | None = None, *
 
         items = load_items(data)
         return BenchmarkData(benchmark, str(data), [it.uid for it in items], items=items)
-    from .surghi.frames import load_hierarchy_file, read_frame_rows, resolve_hierarchies
+    from .surghi.frames import hierarchy_beside, load_hierarchy_file, read_frame_rows, resolve_hierarchies
 
     rows = read_frame_rows(Path(data), role="annotations")
+    if hierarchy is None:  # the hierarchies written beside the rows, as every reader of them does
+        hierarchy = hierarchy_beside(data)
     given = load_hierarchy_file(hierarchy) if hierarchy is not None else None
     hierarchies = resolve_hierarchies(rows, given)
     return BenchmarkData(benchmark, str(data), [r.key for r in rows], rows=rows, hierarchies=hierarchies)

@@ -30,7 +30,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="the annotations: the MedHorizon release (JSONL/JSON/dataset folder), or sureon=ITEMS.jsonl, "
                         "surghi=ROWS.jsonl (repeat for several)")
     p.add_argument("--out", required=True, help="folder to write (new, empty, or an earlier build)")
-    p.add_argument("--hierarchy", help="surghi: hierarchy JSON for datasets the package does not ship")
+    p.add_argument("--hierarchy", help="surghi: hierarchy JSON for datasets the package does not ship (default: "
+                                       "hierarchies.json beside the rows); written as surghi/hierarchies.json")
     p.add_argument("--card", help="dataset card template (default: the package's hf_dataset_card/README.md)")
     p.add_argument("--push", metavar="REPO", help="upload to this Hugging Face dataset repository (owner/name)")
     p.add_argument("--dry-run", action="store_true", help="print what would be uploaded; upload nothing")

@@ -219,7 +219,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
             x.add_argument("--data", help="medhorizon: release JSONL or dataset folder (default $MEDHORIZON_DATA); "
                                           "sureon: the items JSONL; surghi: annotation or task-item rows")
         x.add_argument("--hierarchy", help="surghi: hierarchy JSON for datasets the package does not ship "
-                                           "(part of the data version)")
+                                           "(part of the data version; default: hierarchies.json beside the rows)")
 
     v = lsub.add_parser("version", help="print the version hash of a benchmark's data")
     v.add_argument("--benchmark", required=True, choices=BENCHMARKS)

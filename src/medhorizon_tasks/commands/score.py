@@ -31,7 +31,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "phase, step (--data is accepted too)")
     s.add_argument("--hierarchy", help='surghi: hierarchy JSON {"phases": {phase: [steps]}, "semantic_groups": '
                    '{group: [steps]}} for datasets the package does not know, or {dataset: {...}} '
-                   "(default: shipped MultiBypass140/GraSP/MIPO, else derived from the annotations)")
+                   "(default: hierarchies.json beside the annotations, else shipped MultiBypass140/GraSP/MIPO, else "
+                   "derived from the annotations)")
     s.add_argument("--blind", help="sureon: predictions of the same model without video, for the multimodal gain")
     s.add_argument("--judge", action="store_true", help="sureon: judge SM summaries with the LLM judge "
                    "($MEDHORIZON_JUDGE_BASE_URL, $MEDHORIZON_JUDGE_MODEL, $MEDHORIZON_JUDGE_API_KEY)")
@@ -98,7 +99,8 @@ def _cmd_score_surghi(args) -> int:
         raise MedHorizonError("score --benchmark surghi needs --annotations (rows dataset, video, frame, phase, "
                               "step; the synthetic sample's: `medhorizon-tasks synthetic --benchmark surghi`)")
     annotations = frames.read_frame_rows(source, role="annotations")
-    given = frames.load_hierarchy_file(args.hierarchy) if args.hierarchy else None
+    hierarchy = args.hierarchy or frames.hierarchy_beside(source)
+    given = frames.load_hierarchy_file(hierarchy) if hierarchy else None
     hierarchies = frames.resolve_hierarchies(annotations, given)
     predictions = scoring.read_predictions(args.predictions, hierarchies)
     rep = scoring.evaluate(annotations, predictions, hierarchies).report()

@@ -1,4 +1,5 @@
-"""``medhorizon-tasks surghi import --source multibypass140|grasp --labels DIR --out rows.jsonl``.
+"""``medhorizon-tasks surghi import --source multibypass140|grasp --labels DIR --out rows.jsonl`` (and
+``surghi zeroshot``, in :mod:`.zeroshot`).
 
 Frame rows and derived hierarchies from the upstream annotations (:mod:`.benchmarks.surghi.upstream`).
 Errors are raised as MedHorizonError, which the main command prints as one message (exit status 2).
@@ -9,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+from . import zeroshot
 
 __all__ = ["add_parser"]
 
@@ -25,7 +28,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     i.add_argument("--labels", required=True, help="multibypass140: the repository's labels/ folder (per-video JSON "
                                                    "and split pickles); grasp: the annotations/ folder")
     i.add_argument("--out", required=True, help="rows JSONL to write")
-    i.add_argument("--hierarchy-out", help="derived hierarchies JSON (default: OUT with .hierarchy.json)")
+    i.add_argument("--hierarchy-out", help="derived hierarchies JSON (default: hierarchies.json beside OUT, where "
+                                           "score, the task and zeroshot look; other datasets in it are kept)")
     i.add_argument("--split", help="grasp: test (default), train or all; multibypass140: only videos of the split "
                                    "pickles under a folder of this name (default: every labelled video)")
     i.add_argument("--frames-fps", type=float, default=30.0, help="grasp: rate of the frame numbering (default 30)")
@@ -34,12 +38,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                             "grasp/{video}.mp4)")
     i.add_argument("--json", action="store_true", help="print the summary as JSON")
     i.set_defaults(func=_cmd_surghi_import)
+    zeroshot.add_parser(ssub)
     return p
 
 
 def _cmd_surghi_import(args) -> int:
     from ..benchmarks.surghi import upstream
-    from ..core.safeio import atomic_write_json, atomic_write_jsonl
+    from ..benchmarks.surghi.frames import HIERARCHY_FILE, write_hierarchies
+    from ..core.safeio import atomic_write_jsonl
     from ..core.text import report_json
 
     kwargs: dict = {}
@@ -51,10 +57,10 @@ def _cmd_surghi_import(args) -> int:
         kwargs.update(split=args.split, keep_other=args.keep_other)
     result = upstream.import_source(args.source, args.labels, **kwargs)
     out = Path(args.out)
-    hierarchy_out = Path(args.hierarchy_out) if args.hierarchy_out else out.with_name(out.stem + ".hierarchy.json")
+    hierarchy_out = Path(args.hierarchy_out) if args.hierarchy_out else out.with_name(HIERARCHY_FILE)
     atomic_write_jsonl(out, upstream.rows_as_records(result.rows))
-    atomic_write_json(hierarchy_out, {ds: h.to_json() for ds, h in sorted(result.hierarchies.items())})
+    write_hierarchies(hierarchy_out, result.hierarchies)
     print(report_json(result.summary()) if args.json else result.message())
-    print(f"wrote {out} ({len(result.rows)} rows) and {hierarchy_out} (derived hierarchies; pass it to "
-          f"`score --hierarchy` to score on them instead of the shipped ones)", file=sys.stderr)
+    print(f"wrote {out} ({len(result.rows)} rows) and {hierarchy_out} (derived hierarchies; `score`, the surghi "
+          f"task and `surghi zeroshot` use them for these rows instead of the shipped ones)", file=sys.stderr)
     return 0

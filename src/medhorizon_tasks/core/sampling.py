@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = [
-    "VideoMeta", "FramePlan", "FpsCap", "Uniform", "Oracle", "Clip", "Window", "plan_frames",
+    "VideoMeta", "FramePlan", "FpsCap", "Uniform", "Oracle", "Clip", "Window", "CentredClip", "plan_frames",
     "fps_candidates", "uniform_subsample",
     "ChangeSignal", "FrameChange", "Hybrid",
     "Perturbation", "perturb", "PERTURBATION_KINDS",
@@ -210,6 +210,35 @@ class Window:
 
 
 @dataclass(frozen=True)
+class CentredClip:
+    """``frames`` frames at ``fps`` centred on ``center_s``: what a zero-shot dual encoder sees of one
+    evaluated frame (SurgHiBench, supplement A.2, follows SurgLaVi's protocol: T = 16 frames at the
+    annotations' 1 FPS, centred on the anchor frame).
+
+    The frames nearest to ``center_s + j / fps`` for ``j = -(frames // 2) .. frames - frames // 2 - 1``,
+    so the evaluated frame is at position ``frames // 2`` (16 frames: 8 before, 7 after). Near the
+    video's start or end the window is *shifted* to stay inside the video (still ``frames`` frames, the
+    evaluated frame among them); a video with fewer grid points than ``frames`` gives all of them and
+    repeats the last. This is the rule of ``VideoPreprocessor(mode="centered")`` in the ``surgclip``
+    package (0.1.0) on a frame list at the sample rate, with time in place of list positions.
+    """
+
+    center_s: float
+    frames: int = 16
+    fps: float = 1.0
+
+    def __post_init__(self):
+        if not (math.isfinite(self.center_s) and self.center_s >= 0):
+            raise ValueError(f"a clip needs a finite center_s >= 0, got {self.center_s}")
+        _check_positive_int(self.frames, "clip frames")
+        if not (math.isfinite(self.fps) and self.fps > 0):
+            raise ValueError(f"a clip needs fps > 0, got {self.fps}")
+
+    def describe(self) -> str:
+        return f"centred_clip(center={self.center_s:g},frames={self.frames},fps={self.fps:g})"
+
+
+@dataclass(frozen=True)
 class ChangeSignal:
     """How much the picture changes over one video: ``scores[k]`` at ``times[k]``.
 
@@ -365,6 +394,8 @@ def plan_frames(meta: VideoMeta, policy) -> FramePlan:
             label = f"{label}->repeat"
     elif isinstance(policy, Window):
         idx = _window_indices(meta, policy)
+    elif isinstance(policy, CentredClip):
+        idx = _centred_clip_indices(meta, policy)
     elif isinstance(policy, (FrameChange, Hybrid)):
         idx, filled = _change_indices(meta, policy)
         if filled:
@@ -397,17 +428,36 @@ def _window_indices(meta: VideoMeta, policy: Window) -> np.ndarray:
     k = int(round(policy.half_width_s * policy.fps))
     wanted = policy.center_s + np.arange(-k, k + 1, dtype=np.float64) / policy.fps
     wanted = wanted[(wanted >= -1e-6) & (wanted < meta.duration_s - 1e-9)]
+    return np.unique(_nearest_frames(meta, wanted))
+
+
+def _centred_clip_indices(meta: VideoMeta, policy: CentredClip) -> np.ndarray:
+    if policy.center_s > meta.duration_s + 1e-6:
+        raise ValueError(f"clip centre {policy.center_s:g} s is after the end of a {meta.duration_s:.1f} s video")
+    t, fps, n = policy.center_s, policy.fps, policy.frames
+    first = -int(math.floor(t * fps + 1e-6))                               # earliest offset at a time >= 0
+    last = max(0, int(math.ceil((meta.duration_s - t) * fps - 1e-9)) - 1)  # latest offset before the end
+    start = max(first, -(n // 2))
+    end = start + n - 1
+    if end > last:  # shifted back from the end, as far as the start allows
+        end = last
+        start = max(first, end - n + 1)
+    idx = _nearest_frames(meta, t + np.arange(start, end + 1, dtype=np.float64) / fps)
+    return np.concatenate([idx, np.full(n - len(idx), idx[-1], dtype=np.int64)])
+
+
+def _nearest_frames(meta: VideoMeta, wanted: np.ndarray) -> np.ndarray:
+    """The frame nearest to each time (equally near: the earlier one), in the order given."""
     last = meta.num_frames - 1
-    if meta.frame_times is None:  # frame i at i / fps: the nearest frame, ties to the earlier one
-        pos = np.clip(np.ceil(wanted * meta.fps - 0.5), 0, last)
-        return np.unique(pos.astype(np.int64))
+    if meta.frame_times is None:  # frame i at i / fps
+        return np.clip(np.ceil(wanted * meta.fps - 0.5), 0, last).astype(np.int64)
     times = meta.frame_times
     pos = np.array([bisect.bisect_left(times, t) for t in wanted], dtype=np.int64)
     right = np.clip(pos, 0, last)
     left = np.clip(pos - 1, 0, last)
     t_left = np.array([times[i] for i in left]) if len(left) else np.empty(0)
     t_right = np.array([times[i] for i in right]) if len(right) else np.empty(0)
-    return np.unique(np.where(np.abs(wanted - t_left) <= np.abs(t_right - wanted), left, right))
+    return np.where(np.abs(wanted - t_left) <= np.abs(t_right - wanted), left, right).astype(np.int64)
 
 
 def _nearest_frame(meta: VideoMeta, t: float) -> int:

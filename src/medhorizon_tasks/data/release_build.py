@@ -10,7 +10,7 @@ problem named, nothing written on any), then writes the Hub layout::
     data/medhorizon/test-00000-of-00001.parquet one row per question (release.features())
     sureon/sureon_test.jsonl                    Sureon items, as `load_items` reads them
     data/sureon/test-00000-of-00001.parquet     one row per item (sureon_items.features())
-    surghi/surghi_test.jsonl, hierarchy.json    SurgHiBench frame rows and the hierarchies they are scored on
+    surghi/surghi_test.jsonl, hierarchies.json  SurgHiBench frame rows and the hierarchies they are scored on
     data/surghi/test-00000-of-00001.parquet     one row per frame (frames.item_features())
 
 so that ``datasets.load_dataset(DIR)`` (config ``medhorizon``, the default,
@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from ..benchmarks.sureon import items as sureon_items
+from ..benchmarks.surghi.frames import HIERARCHY_FILE as SURGHI_HIERARCHY_FILE
 from ..core.errors import DataError, MedHorizonError
 from ..core.safeio import ByPath, atomic_write_files, iter_jsonl, read_json, read_text, sha256_file
 
@@ -46,10 +47,12 @@ VERSION_FILE = "version.json"
 #: The JSONL each benchmark's readers take, inside the built folder.
 BENCHMARK_FILES = {"medhorizon": "mlvbench_test.jsonl", "sureon": "sureon/sureon_test.jsonl",
                    "surghi": "surghi/surghi_test.jsonl"}
-HIERARCHY_FILE = "surghi/hierarchy.json"
+HIERARCHY_FILE = f"surghi/{SURGHI_HIERARCHY_FILE}"  # beside the rows: the name every reader looks for
 #: The parquet of each config (one split, ``test``).
 CONFIG_PATHS = {b: f"data/{b}/test-00000-of-00001.parquet" for b in BENCHMARK_FILES}
-_OWN = ("README.md", VERSION_FILE, *BENCHMARK_FILES.values(), HIERARCHY_FILE, *CONFIG_PATHS.values())
+_OLD_HIERARCHY_FILE = "surghi/hierarchy.json"  # an earlier build's name: removed by a rebuild
+_OWN = ("README.md", VERSION_FILE, *BENCHMARK_FILES.values(), HIERARCHY_FILE, _OLD_HIERARCHY_FILE,
+        *CONFIG_PATHS.values())
 _BUILD_INFO = "<!-- build-info -->"
 
 
@@ -195,7 +198,7 @@ def _load(benchmark: str, src: Path, hierarchy: Path | None) -> _Config:
         h = data.hierarchies[r.dataset][0]
         if not h.is_phase(r.phase):
             problems.append(f"frame {r.uid}: phase {r.phase!r} is not a phase of the {r.dataset} hierarchy")
-        if not h.is_step(r.step):
+        if r.step is not None and not h.is_step(r.step):  # None: a dataset annotated with phases only
             problems.append(f"frame {r.uid}: step {r.step!r} is not a step of the {r.dataset} hierarchy")
         if not _safe_relative(r.video_path):
             problems.append(f"frame {r.uid}: video_path {r.video_path!r} must be relative to the video root")

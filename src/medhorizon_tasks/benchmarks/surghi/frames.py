@@ -5,8 +5,14 @@ One row shape for everything: ``dataset, video, frame, phase, step`` in JSON Lin
 predictions share it; the lmms-eval task items add ``timestamp_s`` (where the frame is in
 the video) and ``video_path`` (relative to the video root).  Extra columns are ignored.
 
-* An annotation row needs every field; a prediction row may leave ``phase`` or ``step``
+* An annotation row needs every field but ``step``; a prediction row may leave ``phase`` or ``step``
   empty / null (that label is then invalid, like an unknown one).
+* A dataset is annotated with *phases only* (the paper's supplement Table 8 datasets: Cholec80,
+  AutoLaparo, HeiChole) when none of its rows has a step (a CSV may lack the column); it is scored on
+  the phase metrics, the step metrics being not applicable. A step missing on some rows of a dataset
+  whose other rows have one is an error.
+* A prediction row may carry ``error`` (text): the frame's video could not be read; it is scored wrong
+  and counted as an error, whatever labels it has.
 * ``frame`` is an integer >= 0 (CSV text ``"12"`` or JSON ``12.0`` are accepted), the key
   of the frame within its video; it is not converted to time.
 * A ``(dataset, video, frame)`` key may appear once per file.
@@ -23,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ...core.errors import DataError
-from ...core.safeio import iter_csv, iter_jsonl, read_json
+from ...core.safeio import atomic_write_json, iter_csv, iter_jsonl, read_json
 from .hierarchy import Hierarchy
 from .vocab import get_hierarchy
 
@@ -42,6 +48,7 @@ class FrameRow:
     step: str | None
     timestamp_s: float | None = None
     video_path: str | None = None
+    error: str | None = None  # predictions only: the frame's video could not be read (not an answer)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -65,7 +72,7 @@ def item_features():
 
 def _iter_records(path: Path) -> Iterable[tuple[int, Any]]:
     if path.suffix.lower() in (".csv", ".tsv"):
-        yield from iter_csv(path, "\t" if path.suffix.lower() == ".tsv" else ",", required=ROW_FIELDS)
+        yield from iter_csv(path, "\t" if path.suffix.lower() == ".tsv" else ",", required=ROW_FIELDS[:4])
     else:
         yield from iter_jsonl(path)
 
@@ -105,10 +112,8 @@ def parse_row(rec: Any, where: str, role: str, problems: list[str]) -> FrameRow 
     if frame is None:
         problems.append(f"{where}: frame: expected an integer >= 0, got {rec.get('frame')!r}")
     phase, step = _text(rec.get("phase")), _text(rec.get("step"))
-    if role != "predictions":
-        for name, val in (("phase", phase), ("step", step)):
-            if val is None:
-                problems.append(f"{where}: {name}: missing or empty")
+    if role != "predictions" and phase is None:
+        problems.append(f"{where}: phase: missing or empty")
     ts, vpath = None, None
     if role == "items":
         raw_ts = rec.get("timestamp_s")
@@ -121,9 +126,10 @@ def parse_row(rec: Any, where: str, role: str, problems: list[str]) -> FrameRow 
         vpath = _text(rec.get("video_path"))
         if vpath is None:
             problems.append(f"{where}: video_path: missing or empty")
+    error = _text(rec.get("error")) if role == "predictions" else None
     if len(problems) > bad:
         return None
-    return FrameRow(dataset, video, frame, phase, step, ts, vpath)  # type: ignore[arg-type]
+    return FrameRow(dataset, video, frame, phase, step, ts, vpath, error)  # type: ignore[arg-type]
 
 
 def read_frame_rows(path: str | os.PathLike, *, role: str = "annotations") -> list[FrameRow]:
@@ -143,6 +149,11 @@ def read_frame_rows(path: str | os.PathLike, *, role: str = "annotations") -> li
             continue
         seen[row.key] = line
         rows.append(row)
+    if role != "predictions":
+        with_steps = {r.dataset for r in rows if r.step is not None}
+        problems.extend(f"line {seen[r.key]}: step: missing or empty (other rows of dataset {r.dataset} have a "
+                        "step; a dataset is annotated with phases only when none of its rows has one)"
+                        for r in rows if r.step is None and r.dataset in with_steps)
     if not rows and not problems:
         problems.append("no rows")
     if problems:
@@ -178,16 +189,56 @@ def load_hierarchy_file(path: str | os.PathLike) -> dict[str, Hierarchy] | Hiera
 
 
 HIERARCHY_ENV = "SURGHI_HIERARCHY"
+#: The one name of the hierarchy file that goes with a data file: written beside the rows by ``surghi
+#: import``, ``build-dataset`` and the synthetic sample, read beside them by the lmms-eval task, ``surghi
+#: zeroshot``, ``score`` and the leaderboard.
+HIERARCHY_FILE = "hierarchies.json"
+#: Names written before there was one (``surghi import``: ``<rows>.hierarchy.json``; ``build-dataset``:
+#: ``surghi/hierarchy.json``), still read when no ``hierarchies.json`` is there.
+OLD_HIERARCHY_FILES = ("{stem}.hierarchy.json", "hierarchy.json")
+
+
+def hierarchy_beside(data: str | os.PathLike) -> Path | None:
+    """The hierarchy file beside the data file ``data`` (:data:`HIERARCHY_FILE`, else an old name), or None."""
+    data = Path(data).expanduser()
+    for name in (HIERARCHY_FILE, *OLD_HIERARCHY_FILES):
+        path = data.parent / name.format(stem=data.stem)
+        if path.is_file():
+            return path
+    return None
 
 
 def hierarchy_file_for(data: str | os.PathLike) -> Path | None:
-    """The hierarchy JSON that goes with task items ``data``: ``$SURGHI_HIERARCHY``, else a
-    ``hierarchies.json`` beside the data, else None (shipped or derived hierarchies apply)."""
+    """The hierarchy JSON that goes with task items ``data``: ``$SURGHI_HIERARCHY``, else the one beside the
+    data (:func:`hierarchy_beside`), else None (shipped or derived hierarchies apply)."""
     env = os.environ.get(HIERARCHY_ENV)
     if env:
         return Path(env).expanduser()
-    beside = Path(data).expanduser().parent / "hierarchies.json"
-    return beside if beside.exists() else None
+    return hierarchy_beside(data)
+
+
+def write_hierarchies(path: str | os.PathLike, hierarchies: Mapping[str, Hierarchy]) -> Path:
+    """Write ``{dataset: hierarchy}`` to ``path`` atomically, keeping the other datasets of a per-dataset file
+    already there (two imports into one folder share its ``hierarchies.json``)."""
+    path = Path(path)
+    kept: dict[str, Any] = {}
+    if path.is_file():
+        old = load_hierarchy_file(path)
+        if isinstance(old, Mapping):
+            kept = {ds: h.to_json() for ds, h in old.items() if ds not in hierarchies}
+    merged = {**kept, **{ds: h.to_json() for ds, h in hierarchies.items()}}
+    return atomic_write_json(path, dict(sorted(merged.items())))
+
+
+def levels_of(rows: Iterable[FrameRow]) -> dict[str, tuple[str, ...]]:
+    """``{dataset: ("phases", "steps")}``, or ``("phases",)`` for a dataset annotated with phases only."""
+    out: dict[str, tuple[str, ...]] = {}
+    for r in rows:
+        if r.step is not None:
+            out[r.dataset] = ("phases", "steps")
+        else:
+            out.setdefault(r.dataset, ("phases",))
+    return out
 
 
 def resolve_hierarchies(annotations: Iterable[FrameRow],

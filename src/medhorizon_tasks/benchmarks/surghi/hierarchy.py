@@ -159,7 +159,7 @@ class Hierarchy:
         Paper, Table 1: "tree-likeness, defined as the percentage of steps that belong to
         exactly one phase (100% = pure tree, lower = more DAG-like)."  Returned as 0..1.
         """
-        if not self.steps:
+        if not self.steps:  # phases only
             return float("nan")
         return sum(len(self.membership[s]) == 1 for s in self.steps) / len(self.steps)
 
@@ -175,12 +175,16 @@ class Hierarchy:
         A step belongs to every phase it co-occurs with in at least one frame (this is how
         the paper's per-dataset tree-likeness, e.g. StrasbyPass70 74% vs BernBypass70 54%,
         differs between two datasets that share one vocabulary).  Phases and steps keep
-        their order of first appearance.  Rows with an empty or missing phase/step are errors.
+        their order of first appearance.  Rows with an empty or missing phase/step are errors,
+        except when no row has a step: the hierarchy then has phases only.
         """
         pa, sa = _norm_aliases(phase_aliases), _norm_aliases(step_aliases)
         phases: dict[str, None] = {}
         membership: dict[str, set[str]] = {}
         problems: list[str] = []
+        rows = list(rows)
+        phase_only = bool(rows) and all(isinstance(r, (tuple, list)) and len(r) == 4
+                                        and (r[3] is None or not normalize(r[3])) for r in rows)
         for i, row in enumerate(rows):
             try:
                 video, frame, phase, step = row
@@ -191,13 +195,16 @@ class Hierarchy:
             if phase is None or not normalize(phase):
                 problems.append(f"{where}: phase is empty")
                 continue
+            if phase_only:
+                phases.setdefault(canonical(phase, pa), None)
+                continue
             if step is None or not normalize(step):
                 problems.append(f"{where}: step is empty")
                 continue
             p, s = canonical(phase, pa), canonical(step, sa)
             phases.setdefault(p, None)
             membership.setdefault(s, set()).add(p)
-        if not problems and not membership:
+        if not problems and not membership and not phases:
             problems.append("no annotation rows")
         if problems:
             raise DataError(problems, source=f"annotations {name}" if name else "annotations")
@@ -258,8 +265,7 @@ class Hierarchy:
                         problems.append(f"phases[{phase!r}][{j}]: expected a non-empty step name, got {step!r}")
                         continue
                     membership.setdefault(canonical(step, sa), set()).add(p)
-            if not membership and not problems:
-                problems.append("phases: no phase lists any step")
+            # no phase listing any step: a hierarchy of phases only (a dataset annotated with phases only)
 
         groups_obj = obj.get("semantic_groups", {})
         groups: dict[str, frozenset[str]] = {}

@@ -30,6 +30,11 @@ Judgement calls (the paper is silent or ambiguous):
   step; in a DAG these differ.
 * **semantic step** is over all frames, exact matches included (Table 4: semantic >= step
   accuracy in every row); a step in no semantic group matches only itself.
+* **phases only**: a video annotated with phases only (no ground-truth step; supplement A.3:
+  Cholec80, AutoLaparo and HeiChole "provide only phase annotations and therefore cannot be
+  evaluated on the cross-level tasks") gets phase accuracy and F1; every step and cross-level
+  metric is NaN (not applicable), and Overall averages each metric over the datasets where it
+  applies.
 """
 
 from __future__ import annotations
@@ -92,9 +97,11 @@ def video_metrics(gt_phase: Sequence[Any], gt_step: Sequence[Any], pred_phase: S
         raise DataError(f"video {video}: no frames")
     h = hierarchy
     gp = _canon_gt(gt_phase, h.canonical_phase, set(h.phases), "phase", video)
-    gs = _canon_gt(gt_step, h.canonical_step, h.membership, "step", video)
     phases = set(h.phases)
     pp = [c if (c := h.canonical_phase(x)) in phases else _INVALID for x in pred_phase]
+    if not h.steps or all(s is None for s in gt_step):
+        return _phase_only(gp, pp)
+    gs = _canon_gt(gt_step, h.canonical_step, h.membership, "step", video)
     ps = [c if (c := h.canonical_step(x)) in h.membership else _INVALID for x in pred_step]
     n_invalid = pp.count(_INVALID) + ps.count(_INVALID)
 
@@ -122,6 +129,14 @@ def video_metrics(gt_phase: Sequence[Any], gt_step: Sequence[Any], pred_phase: S
         "n_videos": 1,
         "n_invalid": n_invalid,
     }
+
+
+def _phase_only(gp: list[str], pp: list[str]) -> dict:
+    """A video annotated with phases only: phase accuracy and F1; the rest not applicable (NaN)."""
+    out = {k: float("nan") for k in METRIC_KEYS}
+    out.update(phase_acc=float(np.mean([a == b for a, b in zip(gp, pp)])), phase_f1=_macro_f1(gp, pp),
+               n_videos=1, n_invalid=pp.count(_INVALID))
+    return out
 
 
 def _nanmean(values: list[float]) -> float:

@@ -89,8 +89,10 @@ def build_prompt(row: FrameRow, hierarchy: Hierarchy, plan: FramePlan | None = N
         centre = int(np.argmin([abs(s - t) for s in plan.timestamps])) + 1
         lines.append(f"You are given {len(plan)} frames in chronological order: {stamps}. "
                      f"Label frame {centre}.")
-    lines += ["", "Phases (choose exactly one):", *(f"- {p}" for p in hierarchy.phases),
-              "", "Steps (choose exactly one):", *(f"- {s}" for s in hierarchy.steps), "",
+    lines += ["", "Phases (choose exactly one):", *(f"- {p}" for p in hierarchy.phases)]
+    if not hierarchy.steps:  # a dataset annotated with phases only
+        return "\n".join(lines + ["", 'Answer with JSON only, copying the name from the list: {"phase": "<phase>"}'])
+    lines += ["", "Steps (choose exactly one):", *(f"- {s}" for s in hierarchy.steps), "",
               'Answer with JSON only, copying the names from the lists: {"phase": "<phase>", "step": "<step>"}']
     return "\n".join(lines)
 

@@ -26,7 +26,7 @@ from ...core.errors import DataError
 from ...core.jsonl import iter_jsonl
 from ...core.log_samples import is_lmms_sample, response_text
 from ...core.text import pct
-from .frames import FrameRow, parse_row, read_frame_rows
+from .frames import FrameRow, levels_of, parse_row, read_frame_rows
 from .hierarchy import Hierarchy
 from .metrics import METRIC_KEYS, aggregate_videos, overall, video_metrics
 from .protocol import predicted_labels
@@ -51,12 +51,15 @@ class SurghiResult:
     hierarchies: dict[str, tuple[Hierarchy, str]]
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # dataset -> n_missing / n_extra / n_errors
     unknown_datasets: dict[str, int] = field(default_factory=dict)  # predicted dataset not annotated -> n
+    phases_only: set[str] = field(default_factory=set)  # datasets annotated with phases only
 
     def datasets(self) -> dict[str, dict]:
         out = {}
         for ds, videos in self.per_video.items():
             row = aggregate_videos(list(videos.values()))
             row.update(self.counts.get(ds, {}))
+            if ds in self.phases_only:
+                row["phases_only"] = True  # step and cross-level metrics not applicable (null)
             out[ds] = row
         return out
 
@@ -127,7 +130,8 @@ def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
             unknown[key[0]] = unknown.get(key[0], 0) + 1
     if problems:
         raise DataError(problems, source="surghi annotations")
-    return SurghiResult(per_video, dict(hierarchies), counts, unknown)
+    phases_only = {ds for ds, levels in levels_of(annotations).items() if levels == ("phases",)}
+    return SurghiResult(per_video, dict(hierarchies), counts, unknown, phases_only)
 
 
 # ------------------------------------------------------------------ records of a framework's run
@@ -163,7 +167,7 @@ def read_predictions(path: str | os.PathLike, hierarchies: Mapping[str, tuple[Hi
     if is_lmms_sample(first):
         return _read_lmms_samples(path, hierarchies)
     rows = read_frame_rows(path, role="predictions")
-    return {r.key: Prediction(r.phase, r.step) for r in rows}
+    return {r.key: Prediction(r.phase, r.step, error=r.error) for r in rows}
 
 
 def _read_lmms_samples(path, hierarchies) -> dict[Key, Prediction]:
@@ -203,6 +207,21 @@ _SHOW = (("phase_acc", "Phase acc"), ("phase_f1", "Phase F1"), ("step_acc", "Ste
          ("semantic_step", "Semantic"))
 
 
+def _cell(row: dict, key: str) -> str:
+    if row.get("phases_only") and key not in ("phase_acc", "phase_f1"):
+        return "n/a"
+    return pct(row.get(key), missing="-")
+
+
+def _phase_only_notes(rep: dict) -> list[str]:
+    only = [ds for ds, r in rep["datasets"].items() if r.get("phases_only")]
+    if not only:
+        return []
+    rest = [ds for ds in rep["datasets"] if ds not in only]
+    return [f"{', '.join(only)}: annotated with phases only: step and cross-level metrics not applicable (n/a); "
+            + (f"Overall's are over {', '.join(rest)}" if rest else "Overall has phase metrics only")]
+
+
 def format_report(rep: dict) -> str:
     """Task 1-3 metrics (percent) per dataset and Overall, and what was invalid or missing."""
     names = [*rep["datasets"], "Overall"]
@@ -212,7 +231,8 @@ def format_report(rep: dict) -> str:
     lines = [head]
     for n in names:
         r = rows[n]
-        lines.append(n.ljust(width) + "".join(pct(r.get(k), missing="-").rjust(12) for k, _ in _SHOW) + f"  {r['n_videos']:>6}")
+        lines.append(n.ljust(width) + "".join(_cell(r, k).rjust(12) for k, _ in _SHOW) + f"  {r['n_videos']:>6}")
+    lines += _phase_only_notes(rep)
     for n, r in rows.items():
         notes = [f"{r[k]} {k[2:]}" for k in ("n_invalid", "n_missing", "n_extra", "n_errors") if r.get(k)]
         if notes and n != "Overall":
@@ -226,6 +246,33 @@ def format_report(rep: dict) -> str:
     return "\n".join(lines)
 
 
+PAPER_TABLES = (
+    ("Table 2. Task 1: single- and multi-level recognition (video-averaged, %)",
+     (("phase_acc", "Phase acc"), ("phase_f1", "Phase F1"), ("step_acc", "Step acc"), ("step_f1", "Step F1"),
+      ("multi_level", "Multi-level"))),
+    ("Table 3. Task 2: cross-level consistency (%)",
+     (("both_wrong", "Both wrong"), ("both_right", "Both right"), ("step_given_phase", "Step|Phase"))),
+    ("Table 4. Task 3: error severity (%)",
+     (("sibling", "Sibling"), ("cousin", "Cousin"), ("semantic_step", "Semantic step"))),
+)
+
+
+def format_paper_tables(rep: dict, model: str) -> str:
+    """The report in the paper's Tables 2-4 layout: per table, each dataset then Overall, with ``model`` as the
+    row (the paper's rows are its three models; put the published numbers beside these to compare)."""
+    names = [*rep["datasets"], "Overall"]
+    rows = {**rep["datasets"], "Overall": rep["overall"]}
+    width = max(len(n) for n in names) + 2
+    mwidth = max(len(model), 5) + 2
+    lines: list[str] = []
+    for title, cols in PAPER_TABLES:
+        lines += ["", title] if lines else [title]
+        lines.append("".ljust(width) + "".ljust(mwidth) + "".join(label.rjust(14) for _, label in cols))
+        for n in names:
+            lines.append(n.ljust(width) + model.ljust(mwidth) + "".join(_cell(rows[n], k).rjust(14) for k, _ in cols))
+    return "\n".join(lines + _phase_only_notes(rep))
+
+
 def dumps_report(rep: dict) -> str:
     """The report as JSON text (NaN as null, floating-point dust rounded away)."""
     from ...core.text import report_json
@@ -234,4 +281,4 @@ def dumps_report(rep: dict) -> str:
 
 
 __all__ = ["BENCHMARK", "Prediction", "SurghiResult", "evaluate", "frame_record", "records_report",
-           "read_predictions", "format_report", "dumps_report"]
+           "read_predictions", "format_report", "format_paper_tables", "dumps_report"]

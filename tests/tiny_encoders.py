@@ -1,0 +1,114 @@
+"""Tiny, randomly initialised dual encoders built offline, and encoders that break the interface.
+
+* :func:`build_hf_clip`: a transformers ``CLIPModel`` (2-layer, 32-wide towers, 32 px images, patch 8) with a
+  ``CLIPTokenizer`` over one token per byte-level character (a vocabulary of the 256 byte symbols, the same
+  with ``</w>``, and the two specials; no merge), saved with ``save_pretrained``;
+* :func:`register_open_clip`: an open_clip model config of the same size, registered under a name
+  (``open_clip.add_model_config``); its tokenizer is the one that ships in the wheel;
+* :class:`FrameProjection`: an image encoder whose embedding of a frame is a fixed random projection of its
+  8x8 thumbnail (deterministic, so a test can recompute any similarity by hand);
+* :class:`BrokenEncoder`: returns NaN or the wrong shape where told to.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+OPEN_CLIP_NAME = "TinyCLIP-medhorizon-test"
+OPEN_CLIP_CFG = {"embed_dim": 16,
+                 "vision_cfg": {"image_size": 32, "layers": 2, "width": 32, "patch_size": 8, "head_width": 16},
+                 "text_cfg": {"context_length": 77, "vocab_size": 49408, "width": 32, "heads": 2, "layers": 2}}
+
+
+def build_hf_clip(folder: Path, seed: int = 0) -> Path:
+    import torch
+    from tokenizers import pre_tokenizers
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    chars = sorted(pre_tokenizers.ByteLevel.alphabet())
+    vocab = {c: i for i, c in enumerate(chars)}
+    vocab.update({c + "</w>": len(chars) + i for i, c in enumerate(chars)})
+    vocab.update({"<|startoftext|>": len(vocab), "<|endoftext|>": len(vocab) + 1})
+    tok = CLIPTokenizer(vocab=vocab, merges=[])
+    cfg = CLIPConfig(
+        text_config={"vocab_size": len(vocab), "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
+                     "num_attention_heads": 2, "max_position_embeddings": 77,
+                     "bos_token_id": vocab["<|startoftext|>"], "eos_token_id": vocab["<|endoftext|>"],
+                     "pad_token_id": vocab["<|endoftext|>"]},
+        vision_config={"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+                       "image_size": 32, "patch_size": 8},
+        projection_dim=16)
+    torch.manual_seed(seed)
+    CLIPModel(cfg).eval().save_pretrained(folder)
+    image = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    CLIPProcessor(image_processor=image, tokenizer=tok).save_pretrained(folder)
+    return folder
+
+
+def register_open_clip(folder: Path) -> str:
+    import open_clip
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{OPEN_CLIP_NAME}.json").write_text(json.dumps(OPEN_CLIP_CFG))
+    open_clip.add_model_config(folder)
+    return OPEN_CLIP_NAME
+
+
+class FrameProjection:
+    """``kind="image"``: a frame's embedding is ``P @ thumbnail`` (its 8x8 grey thumbnail, a fixed ``P``); a text's,
+    a fixed random vector per text."""
+
+    kind = "image"
+    name = "frame-projection"
+
+    def __init__(self, *, dim: int = 12, seed: int = 3, device: str = "cpu", dtype: str = "float32"):
+        rng = np.random.default_rng(seed)
+        self.P = rng.standard_normal((dim, 64))
+        self.dim, self.seed = dim, seed
+        self.calls: list[int] = []
+
+    def thumbnail(self, frame: np.ndarray) -> np.ndarray:
+        grey = frame.astype(np.float64).mean(axis=2)
+        h, w = grey.shape
+        return np.array([[grey[i * h // 8:(i + 1) * h // 8, j * w // 8:(j + 1) * w // 8].mean() for j in range(8)]
+                         for i in range(8)]).ravel() / 255.0
+
+    def encode_text(self, texts):
+        return np.stack([np.random.default_rng([self.seed, *map(ord, t)]).standard_normal(self.dim) for t in texts])
+
+    def encode_images(self, frames):
+        self.calls.append(len(frames))
+        return np.stack([self.P @ self.thumbnail(f) for f in frames])
+
+
+class BrokenEncoder:
+    """An image encoder that misbehaves as ``fault`` says: ``nan_text`` (NaN for the text ``at``), ``nan_frame``
+    (NaN for every frame from the ``at``-th call on), ``shape`` (one row too few), ``dim`` (image embeddings of
+    another size than the texts'), ``no_method`` (a video encoder without encode_clips)."""
+
+    def __init__(self, *, fault: str, at: str = "", device: str = "cpu", dtype: str = "float32"):
+        self.fault, self.at = fault, at
+        self.kind = "video" if fault == "no_method" else "image"
+
+    def encode_text(self, texts):
+        out = np.ones((len(texts), 4))
+        if self.fault == "nan_text":
+            for i, t in enumerate(texts):
+                if t == self.at:
+                    out[i, 0] = np.nan
+        return out
+
+    def encode_images(self, frames):
+        n = len(frames)
+        if self.fault == "shape":
+            return np.ones((n - 1, 4))
+        if self.fault == "dim":
+            return np.ones((n, 5))
+        out = np.ones((n, 4))
+        if self.fault == "nan_frame":
+            out[:, 1] = np.nan
+        return out
