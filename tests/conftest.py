@@ -96,3 +96,11 @@ def load_release_records(tmp, records):
     p = tmp / "one.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in records))
     return load_release(p)
+
+
+@pytest.fixture(scope="session")
+def twins(synthetic, tmp_path_factory):
+    """A video and its repaired twin (same size, same first and last MiB, another middle): tests/replaced_video.py."""
+    from replaced_video import make_twins
+
+    return make_twins(synthetic, tmp_path_factory.mktemp("twins"))

@@ -28,7 +28,7 @@ from ..core.errors import DataError, MedHorizonError, VideoError
 from ..core.file_identity import file_identity
 
 __all__ = ["Source", "SOURCES", "VideoRef", "VideoProblem", "video_refs", "default_root", "VideoCheckCache",
-           "check_videos"]
+           "check_videos", "video_identities"]
 
 
 @dataclass(frozen=True)
@@ -241,3 +241,22 @@ def check_videos(root: str | os.PathLike, refs: list[VideoRef], *, workers: int 
     if cache is not None:
         cache.save()
     return [p for p in results if p is not None]
+
+
+def video_identities(root: str | os.PathLike, refs: list[VideoRef], *, progress: bool = True,
+                     desc: str = "videos: identities") -> dict[str, str | None]:
+    """``video_path -> its file identity`` (:func:`~medhorizon_tasks.core.file_identity.file_identity`) for
+    every referenced video; None for one that is missing, unreadable or outside the root. What a set of
+    outputs made from these videos was made from: any change of a video's bytes, a video put in place, or
+    another root holding other files gives another mapping. A stat per video the pre-flight already read."""
+    from tqdm import tqdm
+
+    from ..core.paths import resolve_video_path
+
+    out: dict[str, str | None] = {}
+    for ref in tqdm(refs, desc=desc, unit="video", disable=not progress, leave=False):
+        try:
+            out[ref.video_path] = file_identity(resolve_video_path(root, ref.video_path))
+        except (OSError, VideoError, RuntimeError):  # RuntimeError: a symlink loop (Path.resolve, Python < 3.13)
+            out[ref.video_path] = None
+    return out
