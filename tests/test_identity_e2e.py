@@ -156,8 +156,8 @@ def _newest_samples(out):
 @pytest.fixture(scope="module")
 def vlmeval_runs(twins, synthetic, tmp_path_factory):
     """The needle on MedHorizon_oracle: in work dir A with the old videos (and, while it runs, a second launcher
-    on A); then with MEDHORIZON_VIDEO_ROOT pointed at a root holding the repaired video, again in A and in a
-    new work dir B. One frame store for all of them."""
+    on A); then with MEDHORIZON_VIDEO_ROOT pointed at a root holding the repaired video, in a new work dir B;
+    then in B again with the root pointed back at the old videos. One frame store for all of them."""
     tmp = tmp_path_factory.mktemp("vlmeval_identity")
     old_root = twins.root(tmp / "old_videos", synthetic)
     new_root = twins.root(tmp / "new_videos", synthetic, version="new")
@@ -166,9 +166,8 @@ def vlmeval_runs(twins, synthetic, tmp_path_factory):
     work_a, work_b = tmp / "A", tmp / "B"
     first, second = _while_held([*args, str(work_a), "--limit", "10"], [*args, str(work_a)],
                                 work_a / "medhorizon_needle", _env(tmp, **common, MEDHORIZON_VIDEO_ROOT=old_root))
-    new_env = _env(tmp, **common, MEDHORIZON_VIDEO_ROOT=new_root)
-    rerun = _cli([*args, str(work_a), "--limit", "10"], new_env)
-    fresh = _cli([*args, str(work_b), "--limit", "10"], new_env)
+    fresh = _cli([*args, str(work_b), "--limit", "10"], _env(tmp, **common, MEDHORIZON_VIDEO_ROOT=new_root))
+    rerun = _cli([*args, str(work_b), "--limit", "10"], _env(tmp, **common, MEDHORIZON_VIDEO_ROOT=old_root))
     return first, second, rerun, fresh, work_a, work_b
 
 
@@ -188,11 +187,13 @@ def test_vlmevalkit_frame_store_does_not_serve_a_repaired_videos_old_frames(vlme
 
 def test_a_rerun_after_the_video_root_changed_does_not_reuse_old_predictions(vlmeval_runs, twins):
     """Issue 21: the stamp did not cover the videos; a rerun with another MEDHORIZON_VIDEO_ROOT reused them."""
-    _, _, rerun, _, work_a, _ = vlmeval_runs
+    _, _, rerun, fresh, _, work_b = vlmeval_runs
+    assert fresh.returncode == 0, fresh.stderr[-3000:]
     assert rerun.returncode == 2, rerun.stderr[-3000:]
     assert "refusing to run" in rerun.stderr and "medhorizon_needle_MedHorizon_oracle.tsv" in rerun.stderr
-    assert f"videos (made from other video files: {twins.video_path} (other bytes then))" in rerun.stderr
-    assert all(_records(work_a, twins).values()), "the first run's files are untouched"
+    assert rerun.stderr.count("their stamp differs in videos (made from other video files: "
+                              f"{twins.video_path} (other bytes then))") == 1
+    _expect_repaired(_records(work_b, twins), twins)  # the files of the run in B are untouched
 
 
 def test_two_vlmeval_launchers_on_one_work_dir_do_not_mix_their_files(vlmeval_runs, twins):
