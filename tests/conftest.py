@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import tempfile
 import time
 
 import av
@@ -12,6 +13,10 @@ from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, plan_f
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
 from medhorizon_tasks.core.video.decode import index_video
 from medhorizon_tasks.data.synthetic import medhorizon as S
+
+# The tests' file identities are remembered in a database of their own (subprocesses inherit it), never the
+# user's ~/.cache one.
+os.environ.setdefault("MEDHORIZON_IDENTITY_DB", os.path.join(tempfile.mkdtemp(prefix="mh-ids-"), "ids.sqlite3"))
 
 
 @pytest.fixture(scope="session")
@@ -100,3 +105,11 @@ def load_release_records(tmp, records):
     p = tmp / "one.jsonl"
     p.write_text("".join(json.dumps(r) + "\n" for r in records))
     return load_release(p)
+
+
+@pytest.fixture(scope="session")
+def twins(synthetic, tmp_path_factory):
+    """A video and its repaired twin (same size, same first and last MiB, another middle): tests/replaced_video.py."""
+    from replaced_video import make_twins
+
+    return make_twins(synthetic, tmp_path_factory.mktemp("twins"))

@@ -2,6 +2,7 @@
 
 import json
 import multiprocessing
+import os
 import shutil
 from fractions import Fraction
 
@@ -78,13 +79,19 @@ def test_key_depends_on_plan_size_and_content_not_on_path_or_mtime(tmp_path, vid
     shutil.copyfile(video, copy)  # new path, new mtime, same bytes: another machine's copy
     assert cache.key(copy, _plan([0, 5]), None) == base
 
-    for offset in (10, (3 << 20) - 10):  # a changed byte at either end changes the key
+    for offset in (10, 3 << 19, (3 << 20) - 10):  # a changed byte anywhere changes the key, the middle too
         data = bytearray(video.read_bytes())
         data[offset] ^= 0xFF
         changed = tmp_path / f"changed{offset}.mp4"
         changed.write_bytes(bytes(data))
         assert cache.key(changed, _plan([0, 5]), None) != base
-    video.write_bytes(video.read_bytes() + b"x")  # rewritten in place: the memo notices size/mtime
+    # rewritten in place with the same size, ends and mtime (a repaired middle, kept by cp -p / rsync -a)
+    st = video.stat()
+    data = bytearray(video.read_bytes())
+    data[3 << 19] ^= 0xFF
+    video.write_bytes(bytes(data))
+    os.utime(video, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert video.stat().st_size == st.st_size and video.stat().st_mtime_ns == st.st_mtime_ns
     assert cache.key(video, _plan([0, 5]), None) != base
 
 
@@ -112,13 +119,55 @@ def test_info_and_clear(tmp_path, video):
     assert cache.info() == {"root": str(tmp_path / "cache"), "entries": 0, "bytes": 0}
     for i in range(3):
         cache.put(video, _plan([i]), None, _frames(1, seed=i))
+    key = "ab" + "0" * 38
     (cache.root / "ab").mkdir()
-    (cache.root / "ab" / ".leftover.npy.x1.tmp").write_bytes(b"partial")  # a writer that was killed
+    (cache.root / "ab" / f".{key}.npy.123.0badcafe.tmp").write_bytes(b"partial")  # a writer that was killed
+    (cache.root / "ab" / "notes.txt").write_text("mine")  # not the cache's: never counted, never removed
+    (cache.root / "cd").mkdir()
+    (cache.root / "cd" / f"{key}.npy").write_bytes(b"x")  # a key's name outside the key's shard: not an entry
     info = cache.info()
     assert info["entries"] == 3 and info["bytes"] > 3 * 48 * 64 * 3
-    assert cache.clear() == 3
+    assert cache.clear() == {"root": str(cache.root), "entries": 3, "files": 7, "kept": 2, "marked": True}
     assert cache.info()["entries"] == 0 and cache.info()["bytes"] == 0
     assert cache.get(video, _plan([0]), None) is None
+    assert (cache.root / "ab" / "notes.txt").read_text() == "mine" and (cache.root / "cd" / f"{key}.npy").exists()
+    assert (cache.root / fc.MARK).exists(), "the folder stays marked as a cache"
+
+
+def _cache_command(*argv):
+    import contextlib
+    import io
+
+    from medhorizon_tasks.commands.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["cache", *argv])
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_cache_clear_on_an_ordinary_folder_deletes_nothing_and_says_so(tmp_path, video):
+    """`cache clear --cache DIR` on a folder the cache did not write (a typo, the wrong variable)."""
+    folder = tmp_path / "my_project"
+    files = {"ab/notes.txt": "notes", "cd/data.npy": "array", "ef/" + "ef" + "1" * 38 + ".txt": "x", "top.json": "{}"}
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    status, out, err = _cache_command("clear", "--cache", str(folder))
+    assert status == 2 and out == ""
+    assert err.strip() == (f"medhorizon-tasks cache: error: {folder} is not a frame cache (no {fc.MARK}, no cache "
+                           f"entries): nothing removed; 3 other files in its shard folders left alone (not written "
+                           f"by the cache)")
+    assert {str(p.relative_to(folder)): p.read_text() for p in folder.rglob("*") if p.is_file()} == files
+
+    # a real cache in that same folder: its entries go, the user's files stay
+    FrameCache(folder).put(video, _plan([0]), None, _frames(1))
+    status, out, err = _cache_command("clear", "--cache", str(folder))
+    assert status == 0 and err == ""
+    assert out.strip() == (f"removed 1 entry (2 files) from {folder}; 3 other files in its shard folders left alone "
+                           f"(not written by the cache)")
+    assert {str(p.relative_to(folder)): p.read_text() for p in folder.rglob("*") if p.is_file()
+            if p.name != fc.MARK} == files
 
 
 def test_put_rejects_frames_that_do_not_match_the_plan(tmp_path, video):

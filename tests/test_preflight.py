@@ -82,9 +82,49 @@ def test_results_are_cached_by_file_identity(synthetic, tmp_path, monkeypatch):
     assert P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file)).ok
     assert calls == [], "unchanged files are not indexed again"
     touched = root / recs[0]["video_path"]
-    touched.write_bytes(touched.read_bytes())  # same bytes, new modification time: read again
+    touched.write_bytes(touched.read_bytes())  # same bytes, new modification time: the same video
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(root, moved)  # the same bytes under another root: the same videos
     assert P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file)).ok
-    assert len(calls) == 1
+    assert P.preflight("medhorizon", data, moved, progress=False, cache=P.VideoCheckCache(cache_file)).ok
+    assert calls == []
+    _overwrite_keeping_size_and_mtime(touched, bytearray(touched.read_bytes()), at=touched.stat().st_size // 2)
+    assert P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file)).ok
+    assert len(calls) == 1, "one byte changed in the middle: checked again"
+
+
+def _overwrite_keeping_size_and_mtime(path, data: bytearray | None = None, at: int | None = None):
+    """``path`` rewritten with the same size and its mtime kept, as ``cp -p`` / ``rsync -a`` leave it: random
+    bytes, or ``data`` with the byte at ``at`` flipped."""
+    import os
+
+    st = path.stat()
+    if data is None:
+        data = bytearray(os.urandom(st.st_size))
+    else:
+        data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+@pytest.mark.parametrize("command", ["check", "videos check"])
+def test_a_same_size_same_mtime_overwrite_does_not_pass_as_readable(command, synthetic, tmp_path, monkeypatch,
+                                                                    capsys):
+    """Issue 21: random bytes of the same size with the mtime kept passed `check` and `videos check` as
+    "all present, readable" (their cache was keyed by path, size and mtime)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # the commands' default check cache
+    data, root, recs = _subset(synthetic, tmp_path)
+    argv = (["check", "--data", str(data), "--video-root", str(root), "--quiet"] if command == "check" else
+            ["videos", "check", "--data", str(data), "--root", str(root), "--no-decode", "--quiet"])
+    assert main(argv) == 0, capsys.readouterr()
+    capsys.readouterr()
+    victim = root / recs[1]["video_path"]
+    _overwrite_keeping_size_and_mtime(victim)
+    assert main(argv) == 1
+    out = capsys.readouterr().out
+    assert recs[1]["video_path"] in out and "all present" not in out
+    assert recs[0]["video_path"] not in out.replace(str(root), "")
 
 
 def test_check_command_exit_codes_and_json(synthetic, tmp_path, capsys):

@@ -68,23 +68,25 @@ def test_a_video_outcome_knows_when_its_file_changed(tmp_path):
     absent.write_bytes(b"put in place")  # the missing video appeared
     assert not VideoOutcomes.unchanged(journaled[1:2])
 
-    # a video that failed and is then rewritten with the same size and ends (a corrupt GOP in its middle
-    # repaired by a fresh download) is a change too: a failed outcome also keeps size and mtime
-    broken = tmp_path / "c.mp4"
-    broken.write_bytes(b"head" + bytes(3 << 20) + b"tail")
-    mark = outcomes.mark()
-    outcomes.record("item-d", "corrupt near frame 85", broken)
-    failed = json.loads(json.dumps(outcomes.since(mark)))
-    assert failed[0]["file"]["stat"] == [broken.stat().st_size, broken.stat().st_mtime_ns]
-    assert VideoOutcomes.unchanged(failed)
-    data = bytearray(broken.read_bytes())
-    data[2 << 20] = 1
-    broken.write_bytes(bytes(data))
-    os.utime(broken, ns=(10**18, 10**18))
-    from medhorizon_tasks.core.video.frame_cache import file_identity
-
-    assert file_identity(broken) == failed[0]["file"]["identity"], "the ends alone do not see the repair"
-    assert not VideoOutcomes.unchanged(failed)
+    # a video rewritten with the same size, the same first and last MiB and its mtime kept (a re-download that
+    # repairs only its middle, copied with cp -p) is another video, whether its frames decoded or failed
+    for error in (None, "corrupt near frame 85"):
+        changed = tmp_path / f"c-{error is None}.mp4"
+        changed.write_bytes(b"head" + bytes(3 << 20) + b"tail")
+        mark = outcomes.mark()
+        outcomes.record("item-d", error, changed)
+        kept = json.loads(json.dumps(outcomes.since(mark)))
+        assert set(kept[0]["file"]) == {"path", "identity"} and VideoOutcomes.unchanged(kept)
+        st = changed.stat()
+        data = bytearray(changed.read_bytes())
+        data[2 << 20] = 1
+        changed.write_bytes(bytes(data))
+        os.utime(changed, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert changed.stat().st_size == st.st_size and changed.stat().st_mtime_ns == st.st_mtime_ns
+        assert not VideoOutcomes.unchanged(kept), error
+    # an entry journaled by an older version (size-and-ends identity, "stat") is asked again
+    old = [{"key": "item-a", "error": None, "file": {"path": str(video), "identity": "ab" * 32, "stat": [1, 2]}}]
+    assert not VideoOutcomes.unchanged(old)
 
     fresh = VideoOutcomes()
     fresh.restore(journaled)

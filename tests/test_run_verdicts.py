@@ -2,8 +2,13 @@
 runs are in ``test_truthful_run.py``): each reason the run does not count, and the samples that say so."""
 
 import json
+import os
+import time
+
+import pytest
 
 from medhorizon_tasks.adapters.lmms_eval.runner import LmmsRun, _collect, judge_run, video_errors_in
+from medhorizon_tasks.runs.launch import OutputsInUse, own_outputs
 
 
 def _run(tmp_path, results, samples=None) -> LmmsRun:
@@ -55,6 +60,76 @@ def test_a_damaged_results_file_is_no_results(tmp_path):
     for text in ("[1, 2]", "{\"results\": [1]}", "nul\x00", "{" * 100_000):
         (tmp_path / "20260101_000000_results.json").write_text(text)
         run = _run(tmp_path, {})
-        _collect(run, started)
+        _collect(run, started, {})
         v = judge_run(run, 0)
         assert v.exit_code == 1 and v.reasons, text[:20]
+
+
+# ------------------------------------------------------------------ a run owns its outputs
+
+THIS_RUN = {"model": "medhorizon_needle", "model_args": "seed=1,api_key=sk-123", "tasks": "medhorizon",
+            "output_path": "out"}
+
+
+def _written(folder, stamp, cli, *, n_items=2, samples=None, age=0.0):
+    """A results file and its samples file as lmms-eval writes them, ``age`` seconds old."""
+    folder.mkdir(parents=True, exist_ok=True)
+    results = {**_results(medhorizon=0.5), "n-samples": {"medhorizon": {"original": 9, "effective": n_items}},
+               "config": {"model": cli["model"], "resolved_cli_args": cli}}
+    paths = [folder / f"{stamp}_results.json", folder / f"{stamp}_samples_medhorizon.jsonl"]
+    paths[0].write_text(json.dumps(results))
+    rows = samples if samples is not None else [_sample(str(i)) for i in range(n_items)]
+    paths[1].write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for path in paths:
+        os.utime(path, (time.time() - age, time.time() - age))
+    return paths
+
+
+def _judged(tmp_path, started):
+    run = LmmsRun("medhorizon_needle", ["medhorizon"], tmp_path, log=tmp_path / "run.log")
+    (tmp_path / "run.log").write_text("lmms-eval log\n")
+    _collect(run, started, THIS_RUN)
+    return run, judge_run(run, 0)
+
+
+def test_the_verdict_reads_only_this_runs_results(tmp_path):
+    """Issue 21: the verdict took the newest results file of the folder, another run's included."""
+    started = time.time()
+    _written(tmp_path, "20260101_000000", THIS_RUN, age=3600)  # an earlier run of the same command: not this run's
+    _written(tmp_path, "20260101_120000", {**THIS_RUN, "model": "medhorizon_random"})  # another run, meanwhile
+    run, v = _judged(tmp_path, started)
+    assert not v.ok and not run.results
+    assert v.reasons[0].startswith("lmms-eval wrote no results")
+    assert v.reasons[1] == ("the results written into " f"{tmp_path} since this run started are another run's "
+                            "(20260101_120000_results.json: model 'medhorizon_random', this run's "
+                            "'medhorizon_needle')")
+
+    # this run's own file beside it (lmms-eval recorded the model args with the key redacted) is the one judged
+    mine = _written(tmp_path / "sub", "20260101_120001", {**THIS_RUN, "model_args": "seed=1,api_key=[REDACTED]"})
+    run, v = _judged(tmp_path, started)
+    assert v.ok, v.reasons
+    assert run.samples == {"medhorizon": mine[1]} and run.results["config"]["model"] == "medhorizon_needle"
+
+
+def test_two_results_files_naming_this_run_or_a_shared_samples_file_do_not_count(tmp_path):
+    started = time.time()
+    _written(tmp_path, "20260101_120000", THIS_RUN, samples=[_sample("0"), _sample("1"), _sample("0", text="B")])
+    run, v = _judged(tmp_path, started)
+    assert v.reasons == ["20260101_120000_samples_medhorizon.jsonl holds 3 samples for 2 items, some twice: another "
+                         "lmms-eval run wrote into it at the same second"]
+    _written(tmp_path / "again", "20260101_120009", THIS_RUN)
+    run, v = _judged(tmp_path, started)
+    assert not v.ok and "2 results files written since this run started name this very run" in v.reasons[-1]
+
+
+def test_a_held_output_folder_refuses_a_second_run_naming_the_first(tmp_path):
+    with own_outputs(tmp_path / "out", "medhorizon-tasks run --model a", option="--output_path"):
+        with pytest.raises(OutputsInUse) as ei:
+            with own_outputs(tmp_path / "out", "medhorizon-tasks run --model b", option="--output_path"):
+                raise AssertionError("held twice")
+        message = str(ei.value)
+        assert f"pid {os.getpid()} on " in message and "medhorizon-tasks run --model a" in message
+        assert message.endswith("Wait for it to end, or choose another --output_path.")
+    with own_outputs(tmp_path / "out", "medhorizon-tasks run --model b", option="--output_path"):
+        pass  # released when the first run ended
+    assert not (tmp_path / "out" / ".medhorizon_run.json").exists()

@@ -18,7 +18,7 @@ from medhorizon_tasks.adapters.vlmeval.frames import FrameStore, OutcomeLog
 from medhorizon_tasks.adapters.vlmeval.outputs import read_predictions
 from medhorizon_tasks.adapters.vlmeval.presets import PRESETS
 from medhorizon_tasks.adapters.vlmeval.protocols import protocol_for
-from medhorizon_tasks.adapters.vlmeval.stamp import reusable_files, stale_problems, stamp_path
+from medhorizon_tasks.adapters.vlmeval.stamp import expected_stamp, reusable_files, stale_problems, stamp_path
 from medhorizon_tasks.benchmarks.medhorizon import scoring as medhorizon_scoring
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting
 from medhorizon_tasks.core.errors import VideoError
@@ -175,6 +175,36 @@ def test_predictions_of_another_version_or_data_are_refused(tmp_path):
     assert "data_version ('sha256:bb' there, 'sha256:aa' now)" in problem
     stamp_path(root, "m", "MedHorizon_Synthetic_text").write_text(json.dumps(want))
     assert stale_problems(tmp_path, ["m"], runs) == []
+
+
+def test_the_stamp_covers_the_videos(twins, synthetic, tmp_path, monkeypatch):
+    """Issue 21: after a missing video was put in place (or the root changed), old predictions were reused."""
+    root = twins.root(tmp_path / "videos", synthetic)
+    (root / twins.video_path).unlink()
+    monkeypatch.setenv("MEDHORIZON_DATA", str(twins.data))
+    monkeypatch.setenv("MEDHORIZON_VIDEO_ROOT", str(root))
+    oracle, text = PRESETS["MedHorizon_oracle"], PRESETS["MedHorizon_text"]
+    stamp = expected_stamp(oracle, None, progress=False)
+    assert stamp["videos"].pop(twins.video_path) is None and len(stamp["videos"]) == 1
+    assert all(v.startswith("xxh128:") for v in stamp["videos"].values())
+    stamp = expected_stamp(oracle, None, progress=False)
+    assert expected_stamp(text, None, progress=False)["videos"] is None, "a text-only run uses no video"
+    work = tmp_path / "work"
+    (work / "m").mkdir(parents=True)
+    (work / "m" / "m_MedHorizon_oracle.tsv").write_text("index\tprediction\n0\tA\n")
+    runs = {"MedHorizon_oracle": (oracle, stamp)}
+    from medhorizon_tasks.adapters.vlmeval.stamp import write_stamps
+
+    write_stamps(work, ["m"], runs)
+    assert stale_problems(work, ["m"], runs) == []
+
+    twins.root(root, synthetic)  # the missing video put in place
+    now = {"MedHorizon_oracle": (oracle, expected_stamp(oracle, None, progress=False))}
+    (problem,) = stale_problems(work, ["m"], now)
+    assert f"videos (made from other video files: {twins.video_path} (missing then))" in problem
+    moved = twins.root(tmp_path / "elsewhere", synthetic)  # the same bytes under another root: the same videos
+    monkeypatch.setenv("MEDHORIZON_VIDEO_ROOT", str(moved))
+    assert expected_stamp(oracle, None, progress=False) == now["MedHorizon_oracle"][1]
 
 
 def test_the_launcher_refuses_before_loading_vlmeval(synthetic, tmp_path, capsys, monkeypatch):

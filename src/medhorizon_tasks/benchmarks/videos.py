@@ -5,8 +5,11 @@ what the data say about it: the whole video's duration, or the latest time an
 item refers to); :func:`check_videos` checks that each is present, inside the
 video root, indexable (its packet index is read, no frame decoded) and agrees
 with the data (:mod:`medhorizon_tasks.core.video.metadata`) -- in parallel,
-with a progress bar, each result cached by file identity so a second check is
-instant. The pre-flight of every run (:mod:`medhorizon_tasks.runs.preflight`)
+with a progress bar, each result cached by the file's identity
+(:mod:`medhorizon_tasks.core.file_identity`: a digest of all of its bytes, so a
+file rewritten anywhere -- random bytes of the same size with its mtime kept,
+``cp -p``, ``rsync -a`` -- is checked again; the first check of a file reads it
+whole once, a later one of the unchanged file costs a ``stat``). The pre-flight of every run (:mod:`medhorizon_tasks.runs.preflight`)
 and the reconstruction of a video root (:mod:`medhorizon_tasks.data.reconstruct`)
 both use them.
 """
@@ -22,9 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import DataError, MedHorizonError, VideoError
+from ..core.file_identity import file_identity
 
 __all__ = ["Source", "SOURCES", "VideoRef", "VideoProblem", "video_refs", "default_root", "VideoCheckCache",
-           "check_videos"]
+           "check_videos", "video_identities"]
 
 
 @dataclass(frozen=True)
@@ -107,8 +111,10 @@ def default_root(benchmark: str, data: Path) -> Path:
 # ------------------------------------------------------------------ checking videos
 
 class VideoCheckCache:
-    """What indexing a file found, keyed by its identity (absolute path, size, mtime): a file that did
-    not change is not read again. Stored as one JSON file; a damaged cache is simply rebuilt."""
+    """What indexing a file found, keyed by its content identity
+    (:func:`~medhorizon_tasks.core.file_identity.file_identity`): a file whose bytes did not change is not
+    indexed again, wherever it lies; one whose bytes changed anywhere is. Stored as one JSON file; a damaged
+    cache is simply rebuilt."""
 
     def __init__(self, path: str | os.PathLike | None = None):
         if path is None:
@@ -121,11 +127,11 @@ class VideoCheckCache:
 
     @staticmethod
     def identity(path: Path) -> str | None:
+        """The key of ``path``'s results: its content identity; None when it cannot be read."""
         try:
-            st = path.stat()
+            return file_identity(path)
         except OSError:
             return None
-        return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
 
     def _load(self) -> dict[str, dict]:
         if self._entries is None:
@@ -235,3 +241,22 @@ def check_videos(root: str | os.PathLike, refs: list[VideoRef], *, workers: int 
     if cache is not None:
         cache.save()
     return [p for p in results if p is not None]
+
+
+def video_identities(root: str | os.PathLike, refs: list[VideoRef], *, progress: bool = True,
+                     desc: str = "videos: identities") -> dict[str, str | None]:
+    """``video_path -> its file identity`` (:func:`~medhorizon_tasks.core.file_identity.file_identity`) for
+    every referenced video; None for one that is missing, unreadable or outside the root. What a set of
+    outputs made from these videos was made from: any change of a video's bytes, a video put in place, or
+    another root holding other files gives another mapping. A stat per video the pre-flight already read."""
+    from tqdm import tqdm
+
+    from ..core.paths import resolve_video_path
+
+    out: dict[str, str | None] = {}
+    for ref in tqdm(refs, desc=desc, unit="video", disable=not progress, leave=False):
+        try:
+            out[ref.video_path] = file_identity(resolve_video_path(root, ref.video_path))
+        except (OSError, VideoError, RuntimeError):  # RuntimeError: a symlink loop (Path.resolve, Python < 3.13)
+            out[ref.video_path] = None
+    return out

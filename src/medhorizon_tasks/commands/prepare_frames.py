@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from ..core.text import plural, with_item
+from .common import EXIT_USAGE
 
 __all__ = ["add_parser"]
 
@@ -29,7 +30,7 @@ def add_parser(sub) -> None:
     pf.add_argument("--quiet", action="store_true")
     pf.set_defaults(func=_cmd_prepare)
 
-    ca = sub.add_parser("cache", help="frame cache size report, or clear it")
+    ca = sub.add_parser("cache", help="frame cache size report, or clear it (only the files the cache wrote)")
     ca.add_argument("action", choices=["info", "clear"])
     ca.add_argument("--cache", help="cache folder (default: $MEDHORIZON_FRAME_CACHE or ~/.cache/medhorizon_tasks/frames)")
     ca.add_argument("--json", action="store_true")
@@ -69,9 +70,27 @@ def _cmd_cache(args) -> int:
 
     cache = FrameCache(args.cache)
     if args.action == "clear":
-        print(f"removed {plural(cache.clear(), 'entry')} from {cache.root}")
+        return _clear(cache)
     else:
         info = cache.info()
         print(json.dumps(info, default=str) if args.json else
               f"{info['root']}: {plural(info['entries'], 'entry')}, {info['bytes'] / 1e9:.3f} GB")
+    return 0
+
+
+def _clear(cache) -> int:
+    """``cache clear``: only what the cache wrote goes; a folder that is no frame cache is refused (exit 2)."""
+    from ..core.video.frame_cache import MARK
+
+    if not cache.root.is_dir():
+        print(f"{cache.root}: no such folder, nothing to remove")
+        return 0
+    done = cache.clear()
+    kept = (f"; {plural(done['kept'], 'other file')} in its shard folders left alone (not written by the cache)"
+            if done["kept"] else "")
+    if not done["marked"] and not done["files"]:
+        print(f"medhorizon-tasks cache: error: {cache.root} is not a frame cache (no {MARK}, no cache entries): "
+              f"nothing removed{kept}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"removed {plural(done['entries'], 'entry')} ({plural(done['files'], 'file')}) from {cache.root}{kept}")
     return 0

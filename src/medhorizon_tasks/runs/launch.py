@@ -10,20 +10,39 @@ wrote and collects every reason the run does not count into a
 * 0: every requested task produced its metric and per-item samples, with no
   video error (or video errors allowed by ``MEDHORIZON_ALLOW_VIDEO_ERRORS=1``);
 * 1: the evaluation failed or is incomplete (one line per reason);
-* 2: the run was refused before it started (bad arguments, pre-flight).
+* 2: the run was refused before it started (bad arguments, pre-flight, its
+  output folder in use by another run).
+
+**A run owns its outputs.** Both frameworks name their files by what they
+run, not by who runs it (lmms-eval by the second the evaluation started), so
+two runs into one folder would write the same files and each would read the
+other's as its own. A launcher therefore holds its output folder for the whole
+run (:func:`own_outputs`: a file lock, and a note of who holds it) and a second
+run into the same folder is refused at once, naming the first; and the verdict
+reads only files this run wrote after it started (:func:`written_since`), which
+each adapter checks further against what the run was (the model, its
+arguments, the tasks).
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Verdict", "run_logged", "last_error", "EXIT_OK", "EXIT_FAILED", "EXIT_REFUSED"]
+from ..core.errors import DataError, MedHorizonError
+from ..core.safeio import atomic_write_json, read_json
+
+__all__ = ["Verdict", "run_logged", "last_error", "EXIT_OK", "EXIT_FAILED", "EXIT_REFUSED", "OutputsInUse",
+           "own_outputs", "written_since", "RUN_LOCK", "RUN_HOLDER"]
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 
@@ -108,3 +127,61 @@ def last_error(log: Path, limit: int = 300) -> str | None:
         if text and _ERROR_LINE.search(text) and not text.startswith("$ "):
             return text if len(text) <= limit else text[: limit - 3] + "..."
     return None
+
+
+# ------------------------------------------------------------------ a run owns its outputs
+
+RUN_LOCK = ".medhorizon_run.lock"     # the lock file a run holds in its output folder
+RUN_HOLDER = ".medhorizon_run.json"   # who holds it (removed when the run ends)
+
+
+class OutputsInUse(MedHorizonError):
+    """The output folder is held by another run (:func:`own_outputs`)."""
+
+
+@contextlib.contextmanager
+def own_outputs(folder: str | os.PathLike, command: str, *, option: str) -> Iterator[Path]:
+    """Hold ``folder`` for this run until the block ends; :class:`OutputsInUse` at once when another run holds
+    it (its pid, host, start and command named, and ``option``, the argument that chose the folder).
+
+    A file lock (``filelock``: ``flock``, released by the system when the process dies, so a killed run never
+    leaves the folder held); the holder's note is only for the message."""
+    from filelock import FileLock, Timeout
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / RUN_LOCK), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise OutputsInUse(f"{folder} is in use by another run ({_holder(folder)}): two runs writing into one "
+                           f"folder overwrite each other's files. Wait for it to end, or choose another "
+                           f"{option}.") from None
+    holder = folder / RUN_HOLDER
+    try:
+        atomic_write_json(holder, {"pid": os.getpid(), "host": socket.gethostname(), "command": command,
+                                   "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds")})
+        yield folder
+    finally:
+        with contextlib.suppress(OSError):
+            holder.unlink()
+        lock.release()
+
+
+def _holder(folder: Path) -> str:
+    try:
+        note = read_json(folder / RUN_HOLDER)
+    except DataError:
+        note = None
+    if not isinstance(note, dict):
+        return "its holder left no note"
+    return f"pid {note.get('pid')} on {note.get('host')} since {note.get('started')}: {note.get('command')}"
+
+
+def written_since(path: str | os.PathLike, started: float) -> bool:
+    """Whether ``path`` was last written after ``started`` (``time.time()`` at the run's start; one second of
+    slack for file systems that keep whole seconds): a file from before the run is never its output."""
+    try:
+        return os.stat(path).st_mtime >= started - 1
+    except OSError:
+        return False

@@ -13,7 +13,9 @@ hours of GPU time for a number that means nothing. So before any model call:
    index is read, no frame decoded) and agrees with the data
    (:mod:`medhorizon_tasks.benchmarks.videos`: duration, or the latest time the
    data refer to) -- in parallel, with a progress bar, each result cached by
-   file identity (path, size, modification time) so a second run is instant.
+   the file's identity (a digest of all of its bytes, remembered while the
+   file is unchanged), so a second run of unchanged files costs a ``stat``
+   each and a file rewritten anywhere is checked again.
 
 :func:`preflight` returns a :class:`PreflightReport`; its :meth:`~PreflightReport.message`
 lists every failing video (with the items that use it) and the fix. A run

@@ -16,10 +16,11 @@ an uninterrupted one:
 
 * the video outcomes recorded while the response was produced (frames
   decoded, or the video error: :mod:`medhorizon_tasks.core.video.status`) and the
-  identity of each video file; a replayed response puts them back, because
-  ``doc_to_visual`` is not called for it, and a response whose video has
-  changed since (replaced, repaired, or put in place where it was missing)
-  is asked again;
+  identity of each video file (a digest of all of its bytes:
+  :mod:`medhorizon_tasks.core.file_identity`); a replayed response puts them
+  back, because ``doc_to_visual`` is not called for it, and a response whose
+  video's bytes changed since (replaced, repaired anywhere, or put in place
+  where it was missing) is asked again;
 * the run's identity (inner model, every model argument, package version)
   and the request's (task name and configuration, the document, prompt and
   generation settings) are part of the key, so a journal written with other

@@ -4,6 +4,15 @@ lmms-eval exits 0 even when an evaluation fails, so success is judged from the
 files: a results JSON that holds every requested task's metric, and one
 samples file per task (:func:`judge_run`). ``medhorizon-tasks run <lmms-eval
 arguments>`` (:func:`run_cli`) is that check around a user's own command line.
+
+A run owns its ``--output_path`` while it runs
+(:func:`~medhorizon_tasks.runs.launch.own_outputs`): lmms-eval names its files
+by the second, so a second run into the same folder is refused at once. The
+files judged are the run's own (:func:`_collect`): a results file written
+after the run started whose recorded command line names this run's model,
+model arguments, tasks and output path, and beside it samples files that hold
+each of its items once (another lmms-eval started in the same second appends
+to the same samples file).
 """
 
 from __future__ import annotations
@@ -11,13 +20,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.errors import MedHorizonError
-from ...runs.launch import EXIT_REFUSED, Verdict, last_error, run_logged
+from ...core.errors import DataError, MedHorizonError
+from ...core.safeio import read_json
+from ...runs.launch import EXIT_REFUSED, OutputsInUse, Verdict, last_error, own_outputs, run_logged, written_since
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
@@ -32,6 +43,7 @@ class LmmsRun:
     samples: dict[str, Path] = field(default_factory=dict)  # task -> samples JSONL
     log: Path | None = None
     seconds: float = 0.0
+    not_own: list[str] = field(default_factory=list)  # why files written meanwhile are not (all) this run's
 
     def accuracy(self, task: str) -> float:
         return self.metric(task, "accuracy")
@@ -65,9 +77,9 @@ def lmms_eval_command(model: str, tasks: list[str], output_path: Path, *, model_
 def run_lmms_eval(model: str, tasks: list[str], output_path: str | os.PathLike, *, model_args: str = "",
                   limit: int | None = None, num_processes: int = 1, env: dict | None = None,
                   echo: bool = False, timeout: float | None = None) -> LmmsRun:
-    """Run lmms-eval and return its parsed outputs; raise MedHorizonError (with the log tail) if any is missing."""
+    """Run lmms-eval and return its parsed outputs; raise MedHorizonError (with the log tail) if any is missing,
+    or at once (:class:`~medhorizon_tasks.runs.launch.OutputsInUse`) when another run holds ``output_path``."""
     output_path = Path(output_path)
-    output_path.mkdir(parents=True, exist_ok=True)
     log = output_path / f"lmms_eval_{model}.log"
     cmd = lmms_eval_command(model, tasks, output_path, model_args=model_args, limit=limit,
                             num_processes=num_processes)
@@ -75,15 +87,18 @@ def run_lmms_eval(model: str, tasks: list[str], output_path: str | os.PathLike, 
     if num_processes > 1:
         full_env.setdefault("CUDA_VISIBLE_DEVICES", "")
         full_env.setdefault("ACCELERATE_USE_CPU", "1")
-    started = time.time()
-    rc = run_logged(cmd, env=full_env, log=log, echo=echo, timeout=timeout)
-    run = LmmsRun(model, list(tasks), output_path, log=log, seconds=time.time() - started)
-    _collect(run, started)
+    with own_outputs(output_path, " ".join(cmd), option="output folder"):
+        started = time.time()
+        rc = run_logged(cmd, env=full_env, log=log, echo=echo, timeout=timeout)
+        run = LmmsRun(model, list(tasks), output_path, log=log, seconds=time.time() - started)
+        _collect(run, started, {"model": model, "model_args": model_args, "tasks": ",".join(tasks),
+                                "output_path": str(output_path)})
     missing = [t for t in tasks if t not in run.samples or not _has_metric(run.results.get("results", {}).get(t))]
-    if rc != 0 or missing:
+    if rc != 0 or missing or run.not_own:
         tail = "".join(log.read_text(encoding="utf-8", errors="replace").splitlines(True)[-40:])
         raise MedHorizonError(f"lmms-eval run of {model} on {', '.join(tasks)} failed (exit {rc}; "
-                              f"no results for {missing or 'n/a'}); log: {log}\n{tail}")
+                              f"no results for {missing or 'n/a'}{''.join('; ' + x for x in run.not_own)}); "
+                              f"log: {log}\n{tail}")
     return run
 
 
@@ -94,25 +109,84 @@ def _has_metric(task_results) -> bool:
         for k, v in task_results.items() if not k.startswith("alias"))
 
 
-def _collect(run: LmmsRun, started: float) -> None:
-    """The newest results JSON written since ``started`` and the samples files of every task in it."""
-    fresh = [p for p in run.output_path.rglob("*_results.json") if p.stat().st_mtime >= started - 1]
-    if not fresh:
+def _collect(run: LmmsRun, started: float, expected: dict[str, str]) -> None:
+    """This run's results JSON and the samples file of every task in it, among the files written since
+    ``started``: one whose command line (lmms-eval's ``config.resolved_cli_args``) agrees with ``expected``
+    (``--model``, ``--model_args``, ``--tasks``, ``--output_path`` as given; an empty value is not compared).
+    Anything that keeps the run from owning its files is said in ``run.not_own``."""
+    mine, others = [], []
+    for path in sorted(run.output_path.rglob("*_results.json")):
+        if not written_since(path, started):
+            continue
+        try:
+            results = read_json(path)
+        except DataError:
+            continue  # not a results file lmms-eval wrote: the run is judged as having written none
+        if not isinstance(results, dict) or not isinstance(results.get("results", {}), dict):
+            continue
+        differs = _differs(results, expected)
+        (others if differs else mine).append((path, results, differs))
+    if len(mine) > 1:
+        run.not_own.append(f"{len(mine)} results files written since this run started name this very run "
+                           f"({', '.join(p.name for p, _, _ in mine)}): another run of the same command wrote "
+                           f"into {run.output_path} meanwhile, so none of them can be trusted as this run's")
         return
-    results_file = max(fresh, key=lambda p: p.stat().st_mtime)
-    try:
-        results = json.loads(results_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
+    if not mine:
+        if others:
+            path, _, differs = others[0]
+            run.not_own.append(f"the results written into {run.output_path} since this run started are another "
+                               f"run's ({path.name}: {differs})")
         return
-    if not isinstance(results, dict) or not isinstance(results.get("results", {}), dict):
-        return  # not a results file lmms-eval wrote: the run is judged as having written none
-    run.results = results
+    results_file, run.results, _ = mine[0]
     stamp = results_file.name[: -len("_results.json")]
-    names = set(run.tasks) | set((run.results.get("results") or {}))
-    for task in names:
+    counts = run.results.get("n-samples") if isinstance(run.results.get("n-samples"), dict) else {}
+    for task in set(run.tasks) | set(run.results.get("results") or {}):
         p = results_file.with_name(f"{stamp}_samples_{task}.jsonl")
         if p.exists():
             run.samples[task] = p
+            problem = _shared_samples(p, counts.get(task))
+            if problem:
+                run.not_own.append(problem)
+
+
+def _differs(results: dict, expected: dict[str, str]) -> str:
+    """How the command line recorded in a results file differs from this run's ('' when it does not)."""
+    config = results.get("config") if isinstance(results.get("config"), dict) else {}
+    cli = config.get("resolved_cli_args") if isinstance(config.get("resolved_cli_args"), dict) else config
+    said = []
+    for key, want in expected.items():
+        if want and key in cli and not _same_arg(cli[key], want):  # what lmms-eval did not record is not compared
+            said.append(f"{key} {cli[key]!r}, this run's {want!r}")
+    return "; ".join(said)
+
+
+def _same_arg(have, want: str) -> bool:
+    """``have`` (as lmms-eval recorded it: secrets in model args become ``[REDACTED]``) is ``want``."""
+    if not isinstance(have, str):
+        return False
+    pattern = re.escape(have).replace(re.escape("[REDACTED]"), "[^,]*")
+    return re.fullmatch(pattern, want) is not None
+
+
+def _shared_samples(path: Path, counts) -> str | None:
+    """Why a samples file is not this run's alone (an item in it twice, or more lines than items), or None."""
+    try:
+        lines = [x for x in path.read_bytes().split(b"\n") if x.strip()]
+    except OSError:
+        return None
+    expected = counts.get("effective") if isinstance(counts, dict) else None
+    doc_ids = []
+    for line in lines:
+        try:
+            rec = json.loads(line.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(rec, dict) and "doc_id" in rec:
+            doc_ids.append(json.dumps(rec["doc_id"]))
+    if len(set(doc_ids)) < len(doc_ids) or (isinstance(expected, int) and len(lines) > expected):
+        return (f"{path.name} holds {len(lines)} samples for {expected if expected is not None else '?'} items, "
+                f"some twice: another lmms-eval run wrote into it at the same second")
+    return None
 
 
 # ------------------------------------------------------------------ judging a finished run
@@ -164,7 +238,9 @@ def judge_run(run: LmmsRun, rc: int, *, log_samples: bool = True, ours_only: boo
         err = last_error(log)
         v.reasons.append("lmms-eval wrote no results: the evaluation failed" + (f" ({err})" if err else "")
                          + f"; log: {log}")
+        v.reasons.extend(run.not_own)
         return v
+    v.reasons.extend(run.not_own)
     if rc != 0:
         v.reasons.append(f"lmms-eval exited with status {rc}; log: {log}")
     results = run.results.get("results") or {}
@@ -186,6 +262,7 @@ def _launch_arguments(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--tasks", default="")
     p.add_argument("--model", default="")
+    p.add_argument("--model_args", default="")
     p.add_argument("--output_path", default=None)
     p.add_argument("--log_samples", action="store_true")
     p.add_argument("--predict_only", action="store_true")
@@ -210,13 +287,19 @@ def run_cli(argv: list[str], *, echo: bool = True) -> int:
     if not args.log_samples:
         argv.append("--log_samples")  # the per-item samples are what video errors are read from
     output = Path(args.output_path)
-    output.mkdir(parents=True, exist_ok=True)
-    log = output / f"medhorizon_run_{time.strftime('%Y%m%d_%H%M%S')}.log"
-    started = time.time()
-    rc = run_logged([sys.executable, "-m", "lmms_eval", *argv], env=dict(os.environ), log=log, echo=echo)
-    run = LmmsRun(args.model, [t.strip() for t in args.tasks.split(",") if t.strip()], output, log=log,
-                  seconds=time.time() - started)
-    _collect(run, started)
+    command = [sys.executable, "-m", "lmms_eval", *argv]
+    try:
+        with own_outputs(output, "medhorizon-tasks run " + " ".join(argv), option="--output_path"):
+            log = output / f"medhorizon_run_{time.strftime('%Y%m%d_%H%M%S')}_{os.getpid()}.log"
+            started = time.time()
+            rc = run_logged(command, env=dict(os.environ), log=log, echo=echo)
+            run = LmmsRun(args.model, [t.strip() for t in args.tasks.split(",") if t.strip()], output, log=log,
+                          seconds=time.time() - started)
+            _collect(run, started, {"model": args.model, "model_args": args.model_args, "tasks": args.tasks,
+                                    "output_path": args.output_path})
+    except OutputsInUse as exc:
+        print(f"medhorizon-tasks run: error: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     verdict = judge_run(run, rc)
     print(verdict.summary(), file=sys.stderr)
     if verdict.ok and run.results:
@@ -228,12 +311,15 @@ RUN_HELP = """usage: medhorizon-tasks run <lmms-eval arguments>
 
 Runs the real lmms-eval CLI (python -m lmms_eval) with your arguments, then reads
 what it wrote and exits non-zero with one line saying why when the evaluation
-failed, a task produced no metric or no samples, or items had video errors
-(unless MEDHORIZON_ALLOW_VIDEO_ERRORS=1). lmms-eval itself exits 0 in all of
-these cases. --output_path is required; --log_samples is added if missing.
+failed, a task produced no metric or no samples, items had video errors
+(unless MEDHORIZON_ALLOW_VIDEO_ERRORS=1), or the files written are not this
+run's alone. lmms-eval itself exits 0 in all of these cases. --output_path is
+required (the run holds it until it ends: a second run into the same folder is
+refused); --log_samples is added if missing.
 
 exit status: 0 the run counts; 1 it failed or is incomplete; 2 refused before it
-started (arguments, pre-flight: data, video root or videos unusable).
+started (arguments, pre-flight: data, video root or videos unusable; the
+--output_path in use by another run).
 
 example:
   medhorizon-tasks run --model qwen2_5_vl --model_args pretrained=Qwen/Qwen2.5-VL-7B-Instruct \\

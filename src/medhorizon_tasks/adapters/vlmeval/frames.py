@@ -8,12 +8,13 @@ models as PIL images -- into a :class:`FrameStore`:
     <root>/<key[:2]>/<key>/frame-00000.png ...  and  frames.json (written last)
 
 ``key`` is :meth:`medhorizon_tasks.core.video.frame_cache.FrameCache.key`: the video file's
-content identity (its size and a hash of its first and last MiB), the plan's
-frame indices, its redaction pass (Sureon's blurring: blurred and raw frames
+identity (:func:`medhorizon_tasks.core.file_identity.file_identity`, a digest of all of its
+bytes), the plan's frame indices, its redaction pass (Sureon's blurring: blurred and raw frames
 never share a folder) and the frame size. Everything that decides which pixels a model
 sees is in the key -- the frame setting only through the plan it produces, so
 two settings that plan the same frames (a 64-frame cap on a one-minute video and
-``frames=64``) share one folder, and a replaced video file gets new folders.
+``frames=64``) share one folder, and a video file whose bytes changed anywhere (a
+re-download that repaired only its middle) gets new folders, in any work dir.
 A folder is filled under a file lock by the first process that needs it and
 is complete once ``frames.json`` exists; everyone else (other items of the same
 video, other models, other ranks, later runs) reads the files: the same

@@ -6,8 +6,10 @@ registration is seen):
 1. refuses before anything is loaded (exit status 2) when the pre-flight of a
    release dataset fails -- the lmms-eval path's check and message
    (``MEDHORIZON_ALLOW_VIDEO_ERRORS=1`` to run anyway) -- or when the work dir
-   holds predictions VLMEvalKit would reuse that another package or data
-   version made (:mod:`.stamp`);
+   holds predictions VLMEvalKit would reuse that another package, data or video
+   version made (:mod:`.stamp`), or when another launcher holds the folder of
+   one of its models (``<work-dir>/<model>``, held for the whole run:
+   :func:`~medhorizon_tasks.runs.launch.own_outputs`);
 2. registers the datasets and probe models (:mod:`.register`), forces
    lossless TSV predictions (``PRED_FORMAT=tsv``) and rule-based extraction
    (``--judge exact_matching`` unless ``--judge`` is given), and uses ``gloo``
@@ -16,18 +18,20 @@ registration is seen):
    package's datasets, the records and report ``evaluate`` wrote in this run --
    and exits non-zero with one line per reason
    (:class:`~medhorizon_tasks.runs.launch.Verdict`), since VLMEvalKit exits 0
-   when a dataset fails; before the verdict, one line per MedHorizon dataset
-   gives its accuracy under the default and the authors' answer rules and the
-   items they read differently (:func:`medhorizon_accuracies`).
+   when a dataset fails (a stamp beside the predictions that is no longer this
+   run's is a reason too); before the verdict, one line per MedHorizon dataset gives its
+   accuracy under the default and the authors' answer rules and the items they
+   read differently (:func:`medhorizon_accuracies`).
 
 Several processes: ``torchrun --nproc-per-node N -m
 medhorizon_tasks.adapters.vlmeval.launch <arguments>`` (every rank runs the
-checks; rank 0 writes the stamps and gives the verdict).
+checks; rank 0 holds the model folders, writes the stamps and gives the verdict).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import sys
@@ -37,7 +41,7 @@ from pathlib import Path
 from ...core.errors import DataError, MedHorizonError
 from ...core.jsonl import iter_jsonl
 from ...core.safeio import read_json
-from ...runs.launch import EXIT_REFUSED, Verdict, last_error
+from ...runs.launch import EXIT_REFUSED, OutputsInUse, Verdict, last_error, own_outputs, written_since
 from .presets import PRESETS, Preset
 
 __all__ = ["run_cli", "judge_vlmeval_run", "medhorizon_accuracies", "HELP"]
@@ -140,16 +144,31 @@ def run_cli(argv: list[str]) -> int:
         return stopped
     work_dir = Path(os.environ.get("MMEVAL_ROOT") or args.work_dir)
     try:
+        with contextlib.ExitStack() as held:
+            if _rank() == 0:  # the job's rank 0 holds the folders for every rank of it
+                for model in dict.fromkeys(models):
+                    held.enter_context(own_outputs(work_dir / model, "medhorizon-tasks vlmeval " + " ".join(argv),
+                                                   option="--work-dir"))
+            return _run_held(args, argv, work_dir, models, datasets, ours)
+    except OutputsInUse as exc:
+        _say(f"medhorizon-tasks vlmeval: error: {exc}")
+        return EXIT_REFUSED
+
+
+def _run_held(args: argparse.Namespace, argv: list[str], work_dir: Path, models: list[str],
+              datasets: dict[str, Preset | None], ours: dict[str, Preset]) -> int:
+    """The run, its model folders held: refuse stale predictions, stamp, run VLMEvalKit, judge it."""
+    try:
         from .stamp import expected_stamp, stale_problems, write_stamps
 
-        runs = {name: (p, expected_stamp(p, args.limit)) for name, p in ours.items()}
+        runs = {name: (p, expected_stamp(p, args.limit, progress=_rank() == 0)) for name, p in ours.items()}
         problems = [] if args.api_mode else stale_problems(work_dir, models, runs)
     except MedHorizonError as exc:
         print(f"medhorizon-tasks vlmeval: error: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     if problems:
         _say("medhorizon-tasks vlmeval: refusing to run: VLMEvalKit would reuse predictions that this package "
-              "version and data did not make:\n" + "\n".join(f"  - {p}" for p in problems)
+              "version, data and videos did not make:\n" + "\n".join(f"  - {p}" for p in problems)
               + "\nRemove those files or choose another --work-dir.")
         return EXIT_REFUSED
     if _rank() == 0 and not args.api_mode:
@@ -187,7 +206,8 @@ def run_cli(argv: list[str]) -> int:
         sys.argv = saved_argv
     if _rank() != 0:
         return 1 if crashed else 0
-    verdict = judge_vlmeval_run(work_dir, models, datasets, started, mode=args.mode, crashed=crashed)
+    verdict = judge_vlmeval_run(work_dir, models, datasets, started, mode=args.mode, crashed=crashed,
+                                stamps=None if args.api_mode else {name: want for name, (_, want) in runs.items()})
     for line in medhorizon_accuracies(work_dir, models, datasets, started):
         print(f"medhorizon-tasks: {line}", file=sys.stderr)
     print(verdict.summary(), file=sys.stderr)
@@ -197,7 +217,7 @@ def run_cli(argv: list[str]) -> int:
 # ------------------------------------------------------------------ judging a finished run
 
 def _newest_log(work_dir: Path, since: float) -> Path | None:
-    logs = [p for p in (work_dir / "logs").glob("*.log") if p.stat().st_mtime >= since - 1]
+    logs = [p for p in (work_dir / "logs").glob("*.log") if written_since(p, since)]
     return max(logs, key=lambda p: p.stat().st_mtime) if logs else None
 
 
@@ -233,13 +253,6 @@ def _json_object(path: Path) -> dict | None:
     return value if isinstance(value, dict) else None
 
 
-def _fresh(path: Path, since: float) -> bool:
-    try:
-        return path.stat().st_mtime >= since - 1
-    except OSError:
-        return False
-
-
 def _prediction_file(entry: dict | None, work_dir: Path, model: str, dataset: str) -> Path:
     """The predictions TSV of ``model`` x ``dataset`` that the status entry names (else the default name)."""
     root = Path(entry["_status_file"]).parent if entry else work_dir / model
@@ -256,7 +269,7 @@ def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, 
     from .outputs import records_path, report_path
 
     pred = _prediction_file(entry, work_dir, model, dataset)
-    if not _fresh(report_path(pred), since):
+    if not written_since(report_path(pred), since):
         v.reasons.append(f"{model} x {dataset} produced no metrics (no report written by this run)")
         return
     report = _json_object(report_path(pred))
@@ -290,7 +303,7 @@ def medhorizon_accuracies(work_dir: Path, models: list[str], datasets: dict[str,
             if preset is None or preset.benchmark != "medhorizon":
                 continue
             path = report_path(_prediction_file(_entry(work_dir, model, dataset, since), work_dir, model, dataset))
-            report = _json_object(path) if _fresh(path, since) else None
+            report = _json_object(path) if written_since(path, since) else None
             line = rules_line(report) if report else None
             if line:
                 lines.append(f"{model} x {dataset}: {line}")
@@ -298,9 +311,18 @@ def medhorizon_accuracies(work_dir: Path, models: list[str], datasets: dict[str,
 
 
 def judge_vlmeval_run(work_dir: Path, models: list[str], datasets: dict[str, Preset | None], since: float, *,
-                      mode: str = "all", crashed: str | None = None) -> Verdict:
-    """Every reason the VLMEvalKit run that started at ``since`` does not count."""
+                      mode: str = "all", crashed: str | None = None, stamps: dict[str, dict] | None = None) -> Verdict:
+    """Every reason the VLMEvalKit run that started at ``since`` does not count; ``stamps``: dataset -> the
+    stamp this run wrote beside its predictions, which must still be there (else they are another run's)."""
+    from .stamp import stamp_path
+
     v = Verdict("VLMEvalKit")
+    for model in models:
+        for dataset, want in (stamps or {}).items():
+            path = stamp_path(work_dir / model, model, dataset)
+            if _json_object(path) != want:
+                v.reasons.append(f"{model} x {dataset}: the stamp beside its predictions ({path}) is not this "
+                                 f"run's: another run wrote into {work_dir / model} meanwhile")
     log = _newest_log(work_dir, since)
     where = f"; log: {log}" if log else ""
     if crashed:
@@ -308,8 +330,8 @@ def judge_vlmeval_run(work_dir: Path, models: list[str], datasets: dict[str, Pre
     for model in models:
         for dataset, preset in datasets.items():
             entry = _entry(work_dir, model, dataset, since)
-            if entry is None and preset is not None and _fresh(work_dir / model / f"{model}_{dataset}_report.json",
-                                                               since):
+            report = work_dir / model / f"{model}_{dataset}_report.json"
+            if entry is None and preset is not None and written_since(report, since):
                 _our_problems(None, work_dir, model, dataset, since, v)  # a VLMEvalKit without status.json
             elif entry is None:
                 err = last_error(log) if log else None
@@ -348,8 +370,9 @@ Forced: PRED_FORMAT=tsv (lossless predictions); --judge exact_matching unless
 --judge is given (a --judge model judges Sureon's SM summaries only). --limit N
 evaluates the first N items of each of this package's datasets.
 Refused (exit 2) before loading anything: a failing pre-flight of the release
-data and videos, or predictions in --work-dir that another package or data
-version made (VLMEvalKit would silently reuse them).
+data and videos, predictions in --work-dir that another package, data or video
+version made (VLMEvalKit would silently reuse them), or a model folder
+(<work-dir>/<model>) held by another launcher still running.
 
 exit status: 0 the run counts; 1 it failed or is incomplete; 2 refused.
 

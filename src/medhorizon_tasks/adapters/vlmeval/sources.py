@@ -61,9 +61,10 @@ def _family(preset: Preset) -> str:
     return preset.name.split("_", 1)[0]
 
 
-def data_version_of(preset: Preset) -> str:
-    """The leaderboard data version (:func:`medhorizon_tasks.benchmarks.data.data_version`) of the preset's data."""
+def data_version_of(preset: Preset, source: DataSource | None = None) -> str:
+    """The leaderboard data version (:func:`medhorizon_tasks.benchmarks.data.data_version`) of the preset's data
+    (``source``: where it is, when already located)."""
     from ...benchmarks.data import data_version
 
-    source = locate(preset)
+    source = source if source is not None else locate(preset)
     return data_version(preset.benchmark, source.data, hierarchy=source.hierarchy)

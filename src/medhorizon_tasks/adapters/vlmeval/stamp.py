@@ -10,7 +10,12 @@ other data would be scored as if it were this run's.
 So the launcher writes a stamp beside the predictions,
 ``<model>_<dataset>_medhorizon_stamp.json``: the package version, the data
 version (:func:`medhorizon_tasks.benchmarks.data.data_version`, a hash of the
-items' content), the preset's frame setting and ``--limit``. Before a run, any
+items' content), the preset's frame setting, ``--limit`` and, for a preset
+that shows frames, the identity of every video the data refer to
+(:func:`medhorizon_tasks.benchmarks.videos.video_identities`: a digest of all
+of its bytes, or null while it is missing) -- so predictions made from other
+videos (``MEDHORIZON_VIDEO_ROOT`` pointed elsewhere, a video replaced, or put
+in place where it was missing) are never taken for this run's. Before a run, any
 file VLMEvalKit would reuse for a (model, dataset) of this package must sit
 beside a stamp equal to this run's; otherwise the run is refused (exit status
 2) naming the files. Same stamp: the files are this run's own to reuse (a
@@ -25,9 +30,10 @@ import re
 from pathlib import Path
 
 from ... import __version__
+from ...benchmarks.videos import video_identities, video_refs
 from ...core.safeio import atomic_write_json
 from .presets import Preset
-from .sources import data_version_of
+from .sources import data_version_of, locate
 
 __all__ = ["STAMP_SUFFIX", "expected_stamp", "reusable_files", "stamp_path", "stale_problems", "write_stamps"]
 
@@ -35,9 +41,26 @@ STAMP_SUFFIX = "_medhorizon_stamp.json"
 PACKAGE = "medhorizon-tasks"
 
 
-def expected_stamp(preset: Preset, limit: int | None) -> dict:
+def expected_stamp(preset: Preset, limit: int | None, *, progress: bool = True) -> dict:
+    source = locate(preset)
+    videos = None
+    if preset.shows_frames:
+        _, refs = video_refs(preset.benchmark, source.data)
+        videos = video_identities(source.video_root, refs, progress=progress, desc=f"{preset.name}: video identities")
     return {"package": PACKAGE, "version": __version__, "benchmark": preset.benchmark, "preset": preset.name,
-            "setting": dict(preset.kwargs), "data_version": data_version_of(preset), "limit": limit}
+            "setting": dict(preset.kwargs), "data_version": data_version_of(preset, source), "limit": limit,
+            "videos": videos}
+
+
+def _difference(key: str, have, want) -> str:
+    """How a stamp's ``key`` differs from this run's, in words."""
+    if key == "videos" and isinstance(have, dict) and isinstance(want, dict):
+        changed = sorted(p for p in set(have) | set(want) if have.get(p) != want.get(p))
+        said = [f"{p} ({'missing then' if have.get(p) is None else 'other bytes then'}"
+                f"{', missing now' if want.get(p) is None else ''})" for p in changed[:3]]
+        more = f", ... {len(changed)} in all" if len(changed) > 3 else ""
+        return f"videos (made from other video files: {', '.join(said)}{more})"
+    return f"{key} ({have!r} there, {want!r} now)"
 
 
 def stamp_path(pred_root: Path, model: str, dataset: str) -> Path:
@@ -85,8 +108,7 @@ def stale_problems(work_dir: Path, models: list[str], runs: dict[str, tuple[Pres
                 why = "they carry no medhorizon-tasks stamp (made by another version, or not by this launcher)"
             else:
                 diff = [k for k in sorted(set(want) | set(have)) if want.get(k) != have.get(k)]
-                why = "their stamp differs in " + ", ".join(f"{k} ({have.get(k)!r} there, {want.get(k)!r} now)"
-                                                           for k in diff)
+                why = "their stamp differs in " + ", ".join(_difference(k, have.get(k), want.get(k)) for k in diff)
             problems.append(f"{model} x {name}: {', '.join(f.name for f in files)} in {root}: {why}")
     return problems
 

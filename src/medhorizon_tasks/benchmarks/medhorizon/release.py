@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ...core.errors import DataError
+from ...core.file_identity import stat_key
 from ...core.mcq import parse_answer_key, parse_options
 from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl, load_hf_dataset_folder, read_json, read_parquet_rows
@@ -307,14 +308,14 @@ def load_release(path: str | os.PathLike | None = None) -> list[Item]:
         raise DataError(f"file not found: {path}")
     if path.is_file():
         # one process often loads the same file again (score then compare, a leaderboard, the demo);
-        # Items are frozen, so a copy of the list is all a caller can change
-        st = path.stat()
-        return list(_load_file(str(path.resolve()), st.st_size, st.st_mtime_ns))
+        # Items are frozen, so a copy of the list is all a caller can change. Remembered under the file's
+        # stat key (inode and ctime included): a rewrite that keeps size and mtime is read again.
+        return list(_load_file(str(path.resolve()), stat_key(path)))
     return _load(path)
 
 
 @functools.lru_cache(maxsize=8)
-def _load_file(path: str, size: int, mtime_ns: int) -> tuple[Item, ...]:
+def _load_file(path: str, stat: tuple) -> tuple[Item, ...]:
     return tuple(_load(Path(path)))
 
 

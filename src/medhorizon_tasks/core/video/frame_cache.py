@@ -8,15 +8,17 @@ it is. Layout: ``root/ab/abcdef....npy`` and ``root/ab/abcdef....json``
 
 The key combines
 
-* the video's identity: its size and a sha256 of its first and last MiB. This
-  is content, not path or mtime, so the same bytes copied to another machine
-  hit. An edit that keeps the size and both ends would not be noticed; video
-  files are not edited in place in practice, and hashing the whole file would
-  cost more than the hit saves. The hash is remembered per process while the
-  file's (path, size, mtime_ns) stay the same;
+* the video's identity (:func:`medhorizon_tasks.core.file_identity.file_identity`: a digest of all of
+  its bytes: one read of the whole file the first time, then a ``stat`` while it is unchanged). It is content, not
+  path or time: the same bytes copied to another machine hit, and a file whose bytes changed anywhere
+  -- a re-download that repairs only its middle, same size and ends -- gets new entries;
 * the plan's frame indices and its redaction pass, if any (:attr:`FramePlan.key`): an entry
   holds the pixels after that pass (Sureon's blurring), never raw frames under a blurred key;
 * ``max_side`` (which fixes the output size for a given video).
+
+The cache marks its folder with :data:`MARK` (written with the first entry) and removes only what it
+recognises as its own (:meth:`FrameCache.clear`): entries and sidecars named by their key in the shard
+folder of that key, and its own leftover temporary files. Anything else in the folder is left alone.
 
 Concurrency: every file is written to a unique temporary name in the entry's
 folder, flushed to disk and renamed into place (``os.replace``, atomic on POSIX
@@ -30,10 +32,10 @@ miss, and the next write replaces it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
+import re
 import time
 import warnings
 from pathlib import Path
@@ -42,47 +44,27 @@ from typing import Callable
 import numpy as np
 
 from ..errors import MedHorizonError
-from ..safeio import atomic_write_with
+from ..file_identity import file_identity
+from ..safeio import atomic_write_with, read_json
 from ..sampling import FramePlan
 from .decode import VideoIndex, decode_plan
 from .redact import Redaction, apply_plan_redaction, check_plan_redaction
 
-__all__ = ["FrameCache", "CacheWriteError", "cached_decode", "CACHE_ENV"]
+__all__ = ["FrameCache", "CacheWriteError", "cached_decode", "CACHE_ENV", "MARK"]
 
 CACHE_ENV = "MEDHORIZON_FRAME_CACHE"
 # Part of every key: bump it when decode_plan's output for the same inputs changes (another resize
 # filter, say), so that old entries are no longer found.
-_FORMAT = 2  # 2: frames as a player shows them (display rotation; edit-list pre-roll is not a frame)
-_END_BYTES = 1 << 20  # how much of each end of the video is hashed
+# 3: the video's identity is the digest of all its bytes (2: its size and both ends, which a repaired middle kept)
+_FORMAT = 3
+#: The file that marks a folder as a frame cache (written with its first entry).
+MARK = "medhorizon_frame_cache.json"
+# what the cache writes in a shard folder: <key>.npy, <key>.json, and safeio's temporaries of those
+_OWN_FILE = re.compile(r"(?P<key>[0-9a-f]{40})\.(?:npy|json)|\.(?P<tmp>[0-9a-f]{40})\.(?:npy|json)\.\d+\.[0-9a-f]{8}\.tmp")
 
 
 def _default_root() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "medhorizon_tasks" / "frames")
-
-
-@functools.lru_cache(maxsize=4096)
-def _video_identity(path: str, size: int, mtime_ns: int) -> str:
-    """sha256 of the size and the first and last MiB (the whole file when it is smaller).
-
-    ``mtime_ns`` is only part of the memo's key: a rewritten file is hashed again.
-    """
-    digest = hashlib.sha256(f"{size}:".encode())
-    with open(path, "rb") as f:
-        digest.update(f.read(_END_BYTES))
-        if size > _END_BYTES:
-            f.seek(max(_END_BYTES, size - _END_BYTES))
-            digest.update(f.read())
-    return digest.hexdigest()
-
-
-def file_identity(path: str | os.PathLike) -> str | None:
-    """The content identity of a video file (size and both ends, memoized while size and mtime are unchanged);
-    None when it cannot be read (a missing video)."""
-    try:
-        st = os.stat(path)
-        return _video_identity(os.fspath(path), st.st_size, st.st_mtime_ns)
-    except OSError:
-        return None
 
 
 def _write_atomically(path: Path, write: Callable) -> None:
@@ -114,8 +96,7 @@ class FrameCache:
         """Hex key of the frames ``plan`` selects from this video at this size.
 
         Raises ``OSError`` (``FileNotFoundError``...) if the video cannot be read."""
-        st = os.stat(video_path)
-        video = _video_identity(os.fspath(video_path), st.st_size, st.st_mtime_ns)
+        video = file_identity(video_path)
         size = f"max_side={max_side}" if max_side else "full"
         return hashlib.sha256(f"v{_FORMAT}|{video}|{plan.key}|{size}".encode()).hexdigest()[:40]
 
@@ -141,6 +122,10 @@ class FrameCache:
         if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[0] != len(plan) or frames.shape[3] != 3:
             raise ValueError(f"expected ({len(plan)}, H, W, 3) uint8 frames, got {frames.shape} {frames.dtype}")
         entry = self._entry(self.key(video_path, plan, max_side))
+        if not self.is_marked():
+            mark = {"what": "medhorizon-tasks frame cache", "format": _FORMAT,
+                    "layout": "<key[:2]>/<key>.npy and <key>.json; nothing else here is the cache's"}
+            _write_atomically(self.root / MARK, lambda f: f.write(json.dumps(mark, indent=1).encode()))
         _write_atomically(entry, lambda f: np.save(f, np.ascontiguousarray(frames), allow_pickle=False))
         sidecar = {"video": os.path.abspath(video_path), "video_bytes": os.stat(video_path).st_size,
                    "policy": plan.policy, "redaction": plan.redaction, "plan_key": plan.key, "max_side": max_side,
@@ -148,40 +133,62 @@ class FrameCache:
         _write_atomically(entry.with_suffix(".json"), lambda f: f.write(json.dumps(sidecar, indent=1).encode()))
         return entry
 
-    def _files(self) -> list[os.DirEntry]:
-        """Every file in the shard folders (entries, sidecars, temporary files)."""
+    def is_marked(self) -> bool:
+        """Whether the folder carries the cache's :data:`MARK` (written with the first entry)."""
+        try:
+            mark = read_json(self.root / MARK)
+        except MedHorizonError:
+            return False
+        return isinstance(mark, dict) and mark.get("what") == "medhorizon-tasks frame cache"
+
+    def _scan(self) -> tuple[list[os.DirEntry], int]:
+        """``(the cache's own files, the number of other files)`` in the two-letter shard folders: an entry or
+        sidecar named by its key in the shard of that key, or a temporary file of one; nothing else is ours."""
         if not self.root.is_dir():
-            return []
+            return [], 0
         with os.scandir(self.root) as top:
             shards = [d.path for d in top if d.is_dir(follow_symlinks=False) and len(d.name) == 2]
-        files = []
+        own, other = [], 0
         for shard in shards:
+            name = os.path.basename(shard)
             with os.scandir(shard) as entries:
-                files.extend(f for f in entries if f.is_file(follow_symlinks=False))
-        return files
+                for f in entries:
+                    m = _OWN_FILE.fullmatch(f.name)
+                    key = m and (m.group("key") or m.group("tmp"))
+                    if key and key[:2] == name and f.is_file(follow_symlinks=False):
+                        own.append(f)
+                    else:
+                        other += 1
+        return own, other
 
     def info(self) -> dict:
         """``{"root", "entries", "bytes"}``: number of cached arrays and bytes on disk (sidecars included)."""
         entries = total = 0
-        for f in self._files():
-            entries += f.name.endswith(".npy")
+        for f in self._scan()[0]:
+            entries += f.name.endswith(".npy") and not f.name.startswith(".")
             with contextlib.suppress(FileNotFoundError):  # removed by another process meanwhile
                 total += f.stat().st_size
         return {"root": str(self.root), "entries": entries, "bytes": total}
 
-    def clear(self) -> int:
-        """Remove every entry, sidecar and leftover temporary file; returns the number of entries removed."""
-        removed = 0
+    def clear(self) -> dict:
+        """Remove the cache's own files (see :meth:`_scan`), never another file of the folder.
+
+        ``{"root", "entries" (arrays removed), "files" (files removed), "kept" (other files left alone),
+        "marked" (the folder carries :data:`MARK`)}``."""
+        own, kept = self._scan()
+        marked = self.is_marked()
+        removed = files = 0
         shards = set()
-        for f in self._files():
+        for f in own:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(f.path)
-                removed += f.name.endswith(".npy")
+                files += 1
+                removed += f.name.endswith(".npy") and not f.name.startswith(".")
             shards.add(os.path.dirname(f.path))
         for shard in shards:
-            with contextlib.suppress(OSError):  # not empty: another process is writing into it
+            with contextlib.suppress(OSError):  # not empty: another process is writing into it, or not ours
                 os.rmdir(shard)
-        return removed
+        return {"root": str(self.root), "entries": removed, "files": files, "kept": kept, "marked": marked}
 
 
 def cached_decode(path: str | os.PathLike, plan: FramePlan, *, max_side: int | None = None,

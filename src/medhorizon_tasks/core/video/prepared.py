@@ -3,7 +3,9 @@
 Shared by every benchmark's protocol (MedHorizon, Sureon, SurgHiBench): each
 builds its own plan, and all of them hand a :class:`PreparedVideo` to the
 decoder. The packet index and the picture-change signal of a file are computed
-once per process while the file is unchanged.
+once per process while the file is unchanged (its
+:func:`~medhorizon_tasks.core.file_identity.stat_key`: device, inode, size,
+mtime and ctime, which any write, copy over it or ``touch`` changes).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import VideoError
+from ..file_identity import stat_key
 from ..paths import resolve_video_path
 from ..sampling import ChangeSignal, FramePlan
 from .decode import VideoIndex, index_video
@@ -42,32 +45,32 @@ def video_file(item, video_root: str | os.PathLike) -> Path:
 
 
 @functools.lru_cache(maxsize=64)
-def _cached_index(path: str, size: int, mtime_ns: int) -> VideoIndex:
+def _cached_index(path: str, stat: tuple) -> VideoIndex:
     return index_video(path)
 
 
 def video_index(path: Path, uid: str | None = None) -> VideoIndex:
     """The packet index of a video, cached per process while the file is unchanged."""
     try:
-        st = path.stat()
+        stat = stat_key(path)
     except FileNotFoundError:
         raise VideoError("video file not found", path=str(path), uid=uid) from None
     try:
-        return _cached_index(str(path), st.st_size, st.st_mtime_ns)
+        return _cached_index(str(path), stat)
     except VideoError as exc:
         raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
 
 
 @functools.lru_cache(maxsize=64)
-def _cached_signal(path: str, size: int, mtime_ns: int) -> ChangeSignal:
+def _cached_signal(path: str, stat: tuple) -> ChangeSignal:
     return change_signal(path)
 
 
 def video_change_signal(path: Path, uid: str | None = None) -> ChangeSignal:
     """The low-resolution picture-change signal of a video, computed once per process while unchanged."""
-    st = path.stat()
+    stat = stat_key(path)
     try:
-        return _cached_signal(str(path), st.st_size, st.st_mtime_ns)
+        return _cached_signal(str(path), stat)
     except VideoError as exc:
         raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
 

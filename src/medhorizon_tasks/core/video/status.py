@@ -15,10 +15,10 @@ A response that is replayed from a journal skips ``doc_to_visual``; the
 journal therefore stores, with each response, the outcomes recorded while it
 was produced (:meth:`VideoOutcomes.mark` / :meth:`VideoOutcomes.since`) and
 puts them back on replay (:meth:`VideoOutcomes.restore`). Each outcome keeps
-the state of the file its frames came from (:func:`file_state`: its content
-identity, and for a failed outcome also its size and mtime), so a journaled
-response is known to be stale once that file changes, or appears where it was
-missing (:meth:`VideoOutcomes.unchanged`). When an outcome is
+the state of the file its frames came from (:func:`file_state`: its identity,
+a digest of all of its bytes), so a journaled response is known to be stale
+once that file's content changes anywhere, or it appears where it was missing
+(:meth:`VideoOutcomes.unchanged`). When an outcome is
 still unknown at scoring time (e.g. a response from a framework's own cache),
 the scoring hook decodes the plan once to find out instead of assuming the
 frames were fine.
@@ -31,6 +31,8 @@ import os
 import threading
 from collections.abc import Iterable, Mapping
 
+from ..file_identity import file_identity
+
 __all__ = ["VideoOutcomes", "OUTCOMES", "outcome_key", "file_state", "UNKNOWN"]
 
 UNKNOWN = object()  # get() of a key nobody recorded
@@ -42,25 +44,19 @@ def outcome_key(benchmark: str, video_root: str, uid: str, setting: Mapping) -> 
                       sort_keys=True, default=str, ensure_ascii=False)
 
 
-def file_state(video: str | os.PathLike, *, failed: bool) -> dict:
+def file_state(video: str | os.PathLike) -> dict:
     """What is kept of the file an outcome came from, to tell later whether it is still the same file.
 
-    ``identity`` is its content identity (:func:`medhorizon_tasks.core.video.frame_cache.file_identity`: size and
-    both ends, so a copy or a new link is the same video; None while it is missing). An outcome that
-    failed also keeps ``stat`` (size, mtime): a repaired video usually differs only in its middle, so
-    any rewrite of a file that failed (a fresh download, a copy of a good one) counts as a change.
+    ``identity`` is :func:`medhorizon_tasks.core.file_identity.file_identity` (all of its bytes: a copy or a
+    new link is the same video, a file changed anywhere -- a repaired middle, a rewrite that kept size and
+    mtime -- is another), None while it is missing or unreadable.
     """
-    from .frame_cache import file_identity
-
     path = os.fspath(video)
-    state: dict = {"path": path, "identity": file_identity(path)}
-    if failed:
-        try:
-            st = os.stat(path)
-            state["stat"] = [st.st_size, st.st_mtime_ns]
-        except OSError:
-            state["stat"] = None
-    return state
+    try:
+        identity = file_identity(path)
+    except OSError:
+        identity = None
+    return {"path": path, "identity": identity}
 
 
 class VideoOutcomes:
@@ -77,7 +73,7 @@ class VideoOutcomes:
         (:func:`file_state`)."""
         entry: dict = {"key": key, "error": error}
         if video is not None:
-            entry["file"] = file_state(video, failed=error is not None)
+            entry["file"] = file_state(video)
         self._put(entry)
 
     def _put(self, entry: dict) -> None:
@@ -120,7 +116,7 @@ class VideoOutcomes:
         for entry in entries or ():
             file = entry.get("file") if isinstance(entry, Mapping) else None
             if isinstance(file, Mapping) and isinstance(file.get("path"), str):
-                if file_state(file["path"], failed="stat" in file) != dict(file):
+                if file_state(file["path"]) != dict(file):  # an entry of an older form differs too
                     return False
         return True
 
