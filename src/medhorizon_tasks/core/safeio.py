@@ -47,7 +47,7 @@ from typing import Any, Union
 from .errors import DataError, MedHorizonError
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "WriteError", "ByPath", "read_bytes", "read_text", "loads_json",
-           "read_json", "iter_jsonl", "iter_csv", "read_parquet_rows", "load_hf_dataset_folder",
+           "read_json", "iter_lines", "iter_jsonl", "iter_csv", "read_parquet_rows", "load_hf_dataset_folder",
            "atomic_write_files", "atomic_write_bytes", "atomic_write_text", "atomic_write_json",
            "atomic_write_jsonl", "atomic_write_with", "append_jsonl"]
 
@@ -246,10 +246,13 @@ def read_json(path: str | os.PathLike) -> Any:
     return loads_json(read_text(path), source=str(path))
 
 
-def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` of every non-blank line of a JSON Lines file; DataError names the line.
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every line of a UTF-8 text file, its end of line removed; DataError names
+    the line of a bad byte.
 
-    Lines end at ``\\n`` (a ``\\r`` before it is JSON white space); the file is read as it is iterated.
+    Lines end at ``\\n`` only (a ``\\r`` before it is dropped): unlike ``str.splitlines``, U+2028, U+0085,
+    form feeds and lone ``\\r`` are characters of the line, as they are to ``sha256sum``, ``csv`` and JSON.
+    The file is read as it is iterated.
     """
     path = Path(path)
     source = str(path)
@@ -274,8 +277,18 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
             except UnicodeDecodeError as exc:
                 raise DataError(f"line {n}: not UTF-8 text ({exc.reason} at byte {exc.start + 1} of the line)",
                                 source=source) from None
-            if text.strip():
-                yield n, loads_json(text, source=source, line=n)
+            yield n, text.removesuffix("\n").removesuffix("\r")
+
+
+def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line of a JSON Lines file; DataError names the line.
+
+    Lines are :func:`iter_lines`' (a ``\\r`` before the ``\\n`` is JSON white space anyway).
+    """
+    source = str(path)
+    for n, text in iter_lines(path):
+        if text.strip():
+            yield n, loads_json(text, source=source, line=n)
 
 
 # ------------------------------------------------------------------ reading: tables

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["plural", "with_item", "listing", "pct", "clean_number", "report_json"]
+__all__ = ["plural", "with_item", "listing", "pct", "clean_number", "report_json", "printable"]
 
 
 def plural(n: int, singular: str, plural_form: str | None = None) -> str:
@@ -48,16 +48,40 @@ def clean_number(x, digits: int = 12):
     return x
 
 
+def printable(text) -> str:
+    """``text`` as valid Unicode: a byte that was not UTF-8 in a file name (Python keeps it as a lone
+    surrogate, ``"\\udcff"``) is shown as ``\\xff``, any other lone surrogate as ``\\ud800``. Such text can
+    be printed, written as UTF-8 and read back by the package's own JSON reader, which refuses lone surrogates."""
+    text = str(text)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    return "".join(_printable_char(c) for c in text)
+
+
+def _printable_char(c: str) -> str:
+    if not "\ud800" <= c <= "\udfff":
+        return c
+    if "\udc80" <= c <= "\udcff":  # os.fsdecode's surrogateescape of one undecodable byte
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return f"\\u{ord(c):04x}"
+
+
 def report_json(value, indent: int | None = 2) -> str:
     """A report as JSON text: floats cleaned (:func:`clean_number`), NaN and infinities written as ``null``
-    (JSON has no NaN; ``json.dumps`` would write an invalid ``NaN``)."""
+    (JSON has no NaN; ``json.dumps`` would write an invalid ``NaN``), text made :func:`printable` (a file
+    name that is not UTF-8 would make the JSON unwritable as UTF-8)."""
     import json
 
     def clean(v):
         if isinstance(v, float):
             return clean_number(v) if math.isfinite(v) else None
+        if isinstance(v, str):
+            return printable(v)
         if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
+            return {clean(k): clean(x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
             return [clean(x) for x in v]
         return v
