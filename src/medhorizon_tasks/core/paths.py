@@ -11,12 +11,9 @@ from .errors import VideoError
 VIDEO_ROOT_ENV = "MEDHORIZON_VIDEO_ROOT"
 
 
-def resolve_video_path(root: str | os.PathLike, relative: str, *, uid: str | None = None) -> Path:
-    """``root/relative``, refusing absolute paths, ``..`` components and symlinks that lead out of ``root``.
-
-    Only containment is checked here; whether the file exists is the decoder's
-    business (so that a missing video is reported per item, at decode time).
-    """
+def relative_video_path(relative: str, *, uid: str | None = None) -> PurePosixPath:
+    """``relative`` as a path under a video root, refusing what can never be one wherever the root is: an
+    empty value, a NUL byte, an absolute path (POSIX or Windows) and ``..`` components (VideoError)."""
     if not isinstance(relative, str) or not relative.strip():
         raise VideoError("field 'video_path' is empty", uid=uid)
     if "\x00" in relative:
@@ -26,6 +23,16 @@ def resolve_video_path(root: str | os.PathLike, relative: str, *, uid: str | Non
         raise VideoError(f"field 'video_path' must be relative to the video root, got absolute path {relative!r}", uid=uid)
     if ".." in posix.parts or ".." in win.parts:
         raise VideoError(f"field 'video_path' escapes the video root with '..': {relative!r}", uid=uid)
+    return posix
+
+
+def resolve_video_path(root: str | os.PathLike, relative: str, *, uid: str | None = None) -> Path:
+    """``root/relative``, refusing absolute paths, ``..`` components and symlinks that lead out of ``root``.
+
+    Only containment is checked here; whether the file exists is the decoder's
+    business (so that a missing video is reported per item, at decode time).
+    """
+    posix = relative_video_path(relative, uid=uid)
     try:
         root_real = Path(root).resolve()
     except (RuntimeError, OSError) as exc:  # Python < 3.13 raises RuntimeError on a symlink loop

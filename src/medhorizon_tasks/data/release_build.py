@@ -33,10 +33,11 @@ import functools
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath
 
 from ..benchmarks.sureon import items as sureon_items
-from ..core.errors import DataError, MedHorizonError
+from ..core.errors import DataError, MedHorizonError, VideoError
+from ..core.paths import relative_video_path
 from ..core.safeio import ByPath, atomic_write_bytes, atomic_write_files, iter_jsonl, read_json, read_text, sha256_file
 
 __all__ = ["BENCHMARK_FILES", "CONFIG_PATHS", "card_template",
@@ -130,9 +131,11 @@ def render_card(template: str, built: dict[str, int], versions: dict[str, str], 
 # ------------------------------------------------------------------ reading the sources
 
 def _safe_relative(path: str) -> bool:
-    if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute() or PureWindowsPath(path).drive:
+    try:
+        relative_video_path(path)
+    except VideoError:
         return False
-    return ".." not in PurePosixPath(path.replace("\\", "/")).parts
+    return True
 
 
 def _raw_records(path: Path) -> list | None:
