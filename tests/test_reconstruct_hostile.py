@@ -53,6 +53,11 @@ def test_a_symlink_loop_in_the_root_is_reported_not_a_traceback(tmp_path, capsys
     assert run(["check", "--data", str(data), "--video-root", str(root), "--quiet"]) == 1
     out = capsys.readouterr()
     assert "symlink loop" in out.out + out.err and "Traceback" not in out.err
+    loop = tmp_path / "loop"
+    os.symlink("loop", loop)  # the root itself
+    for cmd in ("check", "link"):
+        assert _videos(cmd, loop, data, tmp_path)[0] == 2
+        assert "is not a folder (a symlink that leads nowhere, or loops)" in capsys.readouterr().err
 
 
 def test_a_symlink_loop_in_a_download_is_named_as_the_reason(tmp_path):

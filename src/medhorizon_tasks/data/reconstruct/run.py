@@ -115,8 +115,9 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
     info = _video_info(benchmark, data)
     matched = match_checksums(checksums, root, [r.video_path for r in refs]) if checksums is not None else None
     wanted = matched.wanted if matched is not None else None
-    if root.exists() and not root.is_dir():
-        raise MedHorizonError(f"the video root {root} is not a folder")
+    if os.path.lexists(root) and not root.is_dir():
+        raise MedHorizonError(f"the video root {root} is not a folder" +
+                              (" (a symlink that leads nowhere, or loops)" if root.is_symlink() else ""))
     # read before anything is written: a manifest that cannot be read stops a link here
     manifest = read_manifest(root, strict=write) if root.is_dir() else {}
     if write:
