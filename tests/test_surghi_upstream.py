@@ -306,7 +306,11 @@ def test_the_pickle_loader_takes_only_plain_data(tmp_path):
         with pytest.raises(DataError, match="refusing"):
             U.load_pickle(path)
     ok = {"SBP02": [{"Frame_id": "SBP02_00000001", "Phase_gt": np.int64(3), "Step_gt": 7, "x": [1.5, None, True]}]}
-    for protocol in (2, 4, 5):
+    # protocol 0 names memo entries by any decimal: numbers that all hash alike are refused as well
+    (tmp_path / "x.pickle").write_bytes(b"(dp0\nVa\nI1\nsp" + str(5 * (2 ** 61 - 1)).encode() + b"\n.")
+    with pytest.raises(DataError, match="memo index"):
+        U.load_pickle(tmp_path / "x.pickle")
+    for protocol in range(6):
         (tmp_path / "ok.pickle").write_bytes(pickle.dumps(ok, protocol=protocol))
         assert U.load_pickle(tmp_path / "ok.pickle") == ok
 

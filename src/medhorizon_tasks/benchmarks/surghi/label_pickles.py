@@ -117,6 +117,12 @@ class _PlainUnpickler(pickle._Unpickler):
             _text_key(k)
         super().load_setitems()
 
+    def load_put(self):  # protocol 0's memo index is any decimal: numbers that hash alike are refused here too
+        line = self.readline()
+        if not line[:-1].isdigit() or int(line[:-1]) >= 1 << 32:
+            raise pickle.UnpicklingError("refusing a memo index that is not a small number")
+        self.memo[int(line[:-1])] = self.stack[-1]
+
     def load_build(self):  # only NumPy's dtype carries state in the files
         import numpy as np
 
