@@ -137,3 +137,22 @@ def test_registry_is_framework_free():
     imported = {n.module or "" for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Import) for a in n.names}
     assert not any(m.startswith(("lmms_eval", "vlmeval", "torch", "transformers")) for m in imported)
+
+
+def test_the_printed_command_gives_the_shell_exactly_its_values(capsys):
+    """`protocol` through the real command: an output path with a space, a ';' or quotes stays one argument
+    of lmms-eval (unquoted, a space broke the command and a ';' added one)."""
+    import shlex
+
+    from medhorizon_tasks.commands.main import main
+
+    for path in ("my results/run 1", "results;touch pwned", "it's \"here\"/$HOME"):
+        assert main(["protocol", "qwen3_vl_8b", "--output-path", path]) == 0
+        argv = shlex.split(capsys.readouterr().out)
+        assert argv == ["lmms-eval", "--model", "medhorizon_qwen3_vl", "--model_args",
+                        "pretrained=Qwen/Qwen3-VL-8B-Instruct", "--tasks", "medhorizon_cap768", "--batch_size", "1",
+                        "--log_samples", "--output_path", path]
+    for s in M.SETTINGS:
+        if s.runnable:
+            argv = shlex.split(M.lmms_eval_command(s, "out dir"))
+            assert argv[argv.index("--model_args") + 1] == s.model_args and argv[-1] == "out dir", s.row

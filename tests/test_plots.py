@@ -462,6 +462,31 @@ def test_other_files_are_one_data_error_naming_the_file_and_the_shapes(tmp_path,
     assert "x.json" in err and "Traceback" not in err and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("which, frames", [("lmms", "9" * 40), ("lmms", "9" * 5000), ("lmms", str(2 ** 24 + 1)),
+                                           ("budgets", 10 ** 300), ("budgets", 2 ** 53 + 1), ("budgets", 2 ** 24 + 1)],
+                         ids=["lmms-40-digits", "lmms-5000-digits", "lmms-2**24+1", "budgets-10**300", "budgets-2**53+1",
+                              "budgets-2**24+1"])
+def test_an_absurd_frame_count_is_one_clear_message(tmp_path, capsys, which, frames):
+    """`plot` on a results file with a frame count no video has: exit 2 naming the file and the field, nothing
+    drawn (a log2 axis of 10**40 frames ended in a traceback)."""
+    if which == "lmms":
+        doc = lmms_results("m", {"medhorizon_frames64": 0.3, f"medhorizon_frames{frames}": 0.4})
+    else:
+        doc = diagnostic_rows("budgets")
+        doc[-1]["x"] = frames
+    f = write(tmp_path / "absurd.json", doc)
+    assert main(["plot", str(f), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "absurd.json" in err and "expected a number of frames 1..16,777,216" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_largest_frame_count_still_draws(tmp_path):
+    f = write(tmp_path / "big.json", lmms_results("m", {"medhorizon_frames64": 0.3, f"medhorizon_frames{2 ** 24}": .4}))
+    assert main(["plot", str(f), "--out", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "frame_scaling.png").is_file()
+
+
 def test_unknown_shape_lists_the_accepted_ones(tmp_path):
     bad = write(tmp_path / "other.json", {"model": "x", "scores": {"a": 1}})
     with pytest.raises(DataError) as ei:

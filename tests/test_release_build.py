@@ -252,3 +252,71 @@ def test_pushing_with_a_token_uploads_the_folder_in_one_commit(built):
     assert upload["folder_path"] == str(res.out) and upload["repo_type"] == "dataset"
     assert sorted(upload["allow_patterns"]) == sorted(f["path"] for f in rb.upload_plan(res.out))
     assert res.versions["medhorizon"] in upload["commit_message"]
+
+
+# ------------------------------------------------------------------ hostile or careless releases (issue 21, kind 3)
+
+def test_two_videos_sharing_one_key_are_refused_naming_both(tmp_path, capsys):
+    a = record("v1", "REAL-Colon", "real_colon/002-010.mp4", 200, 5.0, [1, 2])
+    b = record("v1", "MultiBypass", "multibypass/BBP01.mp4", 3000, 25.0, [3])
+    src = write_release(tmp_path / "dup.jsonl", [a, b])
+    assert run(["build-dataset", "--src", str(src), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "line 2: video 'v1' field 'key': line 1 already gives this key to another video" in err
+    assert "'multibypass/BBP01.mp4' vs 'real_colon/002-010.mp4'" in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+    # the same from a folder that holds such a JSONL (a build made by hand, or by an older version)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    write_release(folder / "mlvbench_test.jsonl", [a, b])
+    assert run(["build-dataset", "--src", str(folder), "--out", str(tmp_path / "out")]) == 2
+    assert "already gives this key to another video" in capsys.readouterr().err
+    assert run(["leaderboard", "version", "--benchmark", "medhorizon", "--data", str(src)]) == 2
+    capsys.readouterr()
+    # one video in two records (same key, same video) is one video: accepted
+    b = record("v1", "REAL-Colon", "real_colon/002-010.mp4", 200, 5.0, [3])
+    assert run(["build-dataset", "--src", str(write_release(src, [a, b])), "--out", str(tmp_path / "out")]) == 0
+
+
+def test_republishing_a_built_folder_keeps_its_records_and_its_version(built, tmp_path, capsys):
+    src, res, _ = built
+    again = tmp_path / "again"
+    assert run(["build-dataset", "--src", str(res.out), "--out", str(again)]) == 0
+    assert (again / rb.BENCHMARK_FILES["medhorizon"]).read_bytes() == (res.out / rb.BENCHMARK_FILES["medhorizon"]) \
+        .read_bytes()
+    capsys.readouterr()
+    assert run(["leaderboard", "version", "--benchmark", "medhorizon", "--data", str(again)]) == 0
+    printed = capsys.readouterr().out.strip()
+    assert printed == json.loads((again / rb.VERSION_FILE).read_text())["versions"]["medhorizon"] == \
+        res.versions["medhorizon"]
+
+
+def test_an_out_folder_whose_data_is_a_symlink_elsewhere_is_refused(tmp_path, capsys):
+    src = _medhorizon(tmp_path)
+    elsewhere, out = tmp_path / "elsewhere", tmp_path / "out"
+    elsewhere.mkdir()
+    out.mkdir()
+    (out / "data").symlink_to(elsewhere, target_is_directory=True)
+    assert run(["build-dataset", "--src", str(src), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "data -> " in err and "outside" in err
+    assert list(elsewhere.iterdir()) == [] and sorted(p.name for p in out.iterdir()) == ["data"]
+
+
+def test_the_upload_plan_refuses_a_folder_missing_what_the_card_names(tmp_path, capsys, monkeypatch):
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", _NoNetwork)
+    out = tmp_path / "out"
+    rb.build_dataset({"medhorizon": _medhorizon(tmp_path)}, out)
+    parquet = out / rb.CONFIG_PATHS["medhorizon"]
+    moved = parquet.rename(tmp_path / "elsewhere.parquet")
+    parquet.symlink_to(moved)  # the card's file, now outside the folder
+    assert run(["build-dataset", "--out", str(out), "--push", "me/x", "--dry-run"]) == 2
+    assert "symlinks" in capsys.readouterr().err
+    parquet.unlink()
+    assert run(["build-dataset", "--out", str(out), "--push", "me/x", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert rb.CONFIG_PATHS["medhorizon"] in err and "does not hold" in err
+    with pytest.raises(MedHorizonError, match="does not hold"):
+        rb.upload_plan(out)

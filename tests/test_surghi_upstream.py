@@ -219,3 +219,150 @@ def test_imported_grasp_rows_score_as_computed_by_hand(tmp_path, capsys):
     assert grasp["step_acc"] == pytest.approx((1 + 2 / 3) / 2)
     assert grasp["multi_level"] == pytest.approx(math.sqrt((2 / 3) * (5 / 6)))
     assert grasp["both_wrong"] == pytest.approx((0 + 1 / 3) / 2)
+
+
+# ------------------------------------------------------------------ hostile or careless label files (issue 21, kind 5)
+
+def _import(labels: Path, tmp: Path, *extra: str, source: str = "multibypass140") -> int:
+    return run(["surghi", "import", "--source", source, "--labels", str(labels), "--out", str(tmp / "rows.jsonl"),
+                *extra])
+
+
+def _import_bounded(labels: Path, tmp: Path):
+    """``surghi import`` in a child process with 3 GB of address space: before their fixes, the hostile inputs
+    below made the import run out of memory or never end (the timeout turns that into a failure; the fixed
+    import takes about a second)."""
+    import subprocess
+    import sys
+
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
+            "from medhorizon_tasks.commands.main import main; "
+            f"sys.exit(main(['surghi', 'import', '--source', 'multibypass140', '--labels', {str(labels)!r}, "
+            f"'--out', {str(tmp / 'rows.jsonl')!r}]))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+
+def test_absurd_interval_values_are_refused_without_exhausting_memory(tmp_path):
+    labels = multibypass_tree(tmp_path)
+    (labels / "bern" / "labels_by70" / "BBP01.mp4.json").write_text(json.dumps({
+        "phases": [{"start": 0, "end": 1e15, "label_id": 0}], "steps": [{"start": 0, "end": 1e300, "label_id": 1}]}))
+    proc = _import_bounded(labels, tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "BBP01.mp4.json: phases[0]: start/end 0, 1000000000000000.0 ms: outside 0 .. 172800000" in proc.stderr
+    assert "steps[0]" in proc.stderr and not (tmp_path / "rows.jsonl").exists()
+
+
+def test_labels_at_every_second_match_the_interval_rule(tmp_path):
+    """The one-sweep labelling gives each second the latest-starting interval holding it (ends included)."""
+    ivs = [(0.0, 5000.0, 1, "a"), (2000.0, 3000.0, 2, "b"), (2000.0, 9000.0, 3, "c"), (7000.0, 7000.0, 4, "d"),
+           (12000.0, 13000.0, 5, "e")]
+    got = U._per_second(ivs, 15)
+    want = [None] * 15
+    for t in range(15):
+        holding = [iv for iv in ivs if iv[0] <= t * 1000 <= iv[1]]
+        if holding:
+            best = max(holding, key=lambda iv: (iv[0], -ivs.index(iv)))
+            want[t] = (best[2], best[3])
+    assert got == want and got[2] == (2, "b") and got[7] == (4, "d") and got[10] is None
+
+
+def _split_pickle(labels: Path, data: bytes) -> Path:
+    path = labels / "bern" / "labels_by70_splits" / "labels" / "val" / "1fps_crafted.pickle"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def _laughs(levels: int = 12) -> bytes:
+    """A pickle of a few hundred bytes: ``{key: []}`` whose key is a tuple of ten references to the tuple below
+    it, ``levels`` deep -- 10**levels leaves. Hashing it (to insert it into the dict) or printing it never ends.
+    Written opcode by opcode (pickling such a value would hash it)."""
+    import struct
+
+    def get(i: int) -> bytes:
+        return pickle.LONG_BINGET + struct.pack("<I", i)
+
+    out = [pickle.PROTO + b"\x04", pickle.EMPTY_DICT, pickle.SHORT_BINUNICODE + b"\x01x", pickle.TUPLE1,
+           pickle.MEMOIZE, pickle.POP]                                    # memo 0: ("x",)
+    for level in range(levels):                                          # memo level+1: (memo level,) * 10
+        out += [pickle.MARK, get(level) * 10, pickle.TUPLE, pickle.MEMOIZE, pickle.POP]
+    out += [get(levels), pickle.EMPTY_LIST, pickle.SETITEM, pickle.STOP]  # {that tuple: []}
+    return b"".join(out)
+
+
+def test_a_tiny_crafted_pickle_does_not_hang_the_import(tmp_path):
+    """The loader refuses the crafted key before it is hashed."""
+    labels = multibypass_tree(tmp_path)
+    data = _laughs()
+    assert len(data) < 1000
+    _split_pickle(labels, data)
+    proc = _import_bounded(labels, tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "1fps_crafted.pickle" in proc.stderr and "refusing a dict key that is not text" in proc.stderr
+    assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_the_pickle_loader_takes_only_plain_data(tmp_path):
+    colliding = {k * (2 ** 61 - 1): 0 for k in range(1, 50)}  # int keys that all hash to 0
+    for value, why in ((colliding, "dict key that is not text"), ({"BBP01": {1, 2}}, "opcode"),
+                       ({"BBP01": [bytearray(b"x")]}, "bytearray"), ({"BBP01": [np.arange(3)]}, "refusing")):
+        path = tmp_path / "x.pickle"
+        path.write_bytes(pickle.dumps(value, protocol=5 if isinstance(value.get("BBP01"), list) else 4))
+        with pytest.raises(DataError, match="refusing"):
+            U.load_pickle(path)
+    ok = {"SBP02": [{"Frame_id": "SBP02_00000001", "Phase_gt": np.int64(3), "Step_gt": 7, "x": [1.5, None, True]}]}
+    # protocol 0 names memo entries by any decimal: numbers that all hash alike are refused as well
+    (tmp_path / "x.pickle").write_bytes(b"(dp0\nVa\nI1\nsp" + str(5 * (2 ** 61 - 1)).encode() + b"\n.")
+    with pytest.raises(DataError, match="memo index"):
+        U.load_pickle(tmp_path / "x.pickle")
+    for protocol in range(6):
+        (tmp_path / "ok.pickle").write_bytes(pickle.dumps(ok, protocol=protocol))
+        assert U.load_pickle(tmp_path / "ok.pickle") == ok
+
+
+def test_options_are_checked_with_one_message(tmp_path, capsys):
+    labels, ann = multibypass_tree(tmp_path / "mb"), grasp_tree(tmp_path / "g")
+    for source, where, extra, why in (
+            ("grasp", ann, ["--frames-fps", "0"], "--frames-fps 0.0"),
+            ("grasp", ann, ["--frames-fps", "nan"], "--frames-fps nan"),
+            ("grasp", ann, ["--split", "../*"], "--split '../*'"),
+            ("multibypass140", labels, ["--video-template", "{vid}.mp4"], "not vid"),
+            ("multibypass140", labels, ["--video-template", "mb/{video"], "not a template"),
+            ("multibypass140", labels, ["--video-template", "{video.__class__}"], "not video.__class__"),
+            ("multibypass140", labels, ["--video-template", "/data/{video}.mp4"], "absolute path"),
+            ("multibypass140", labels, ["--video-template", "../{video}.mp4"], "'..'"),
+            ("multibypass140", labels, ["--video-template", "all.mp4"], "has no {video}")):
+        assert _import(where, tmp_path, *extra, source=source) == 2, extra
+        err = capsys.readouterr().err
+        assert err.startswith("medhorizon-tasks surghi: error: ") and why in err and "Traceback" not in err, err
+    assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_rows_the_readers_refuse_are_refused_with_the_row_named(tmp_path, capsys):
+    labels = multibypass_tree(tmp_path / "mb")
+    _split_pickle(labels, pickle.dumps({"BBP01": [{"Frame_id": "BBP01_00000000", "Phase_gt": 0, "Step_gt": 1}]}))
+    assert _import(labels, tmp_path) == 2
+    err = capsys.readouterr().err
+    assert "1fps_crafted.pickle: BBP01[0]: Frame_id 'BBP01_00000000': the 1 FPS frames are numbered from 1" in err
+    ann = grasp_tree(tmp_path / "g")
+    obj = json.loads((ann / "grasp_long-term_test.json").read_text())
+    obj["images"][1]["frame_num"] = -30                          # a negative frame
+    obj["images"][2]["video_name"] = "../../elsewhere"           # a video_path leaving the root
+    (ann / "grasp_long-term_test.json").write_text(json.dumps(obj))
+    assert _import(ann, tmp_path, source="grasp") == 2
+    err = capsys.readouterr().err
+    assert "annotations[1]: frame: expected an integer >= 0, got -1" in err
+    assert "annotations[2]: field 'video_path' escapes the video root with '..'" in err
+    assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_the_hierarchy_output_cannot_overwrite_the_rows(tmp_path, capsys):
+    labels = multibypass_tree(tmp_path)
+    out = tmp_path / "rows.jsonl"
+    out.write_text("mine\n")
+    for same in (str(out), str(tmp_path / "." / "rows.jsonl")):
+        assert _import(labels, tmp_path, "--hierarchy-out", same) == 2
+        assert "would overwrite the rows" in capsys.readouterr().err
+    assert out.read_text() == "mine\n"
+    assert _import(labels, tmp_path) == 0
+    assert read_frame_rows(out, role="items") and json.loads((tmp_path / "rows.hierarchy.json").read_text())

@@ -36,7 +36,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
                             "several; repeat for each")
         x.add_argument("--no-decode", action="store_true", help="skip decoding the first, middle and last frames")
         x.add_argument("--checksum", action="store_true", help="compute each video's SHA-256 (in the JSON report)")
-        x.add_argument("--checksums", metavar="FILE", help="sha256sum-style list (HEX  video_path) to verify against")
+        x.add_argument("--checksums", metavar="FILE",
+                       help="SHA-256 list to verify against (sha256sum or shasum --tag output; paths relative to the "
+                            "root, absolute, relative to the list's folder, or ending in the video_path); the "
+                            "summary says how many videos were verified; a list that names none is an error")
         x.add_argument("--workers", type=int, default=4, help="videos checked at once (default 4)")
         x.add_argument("--cache", help="check cache file (default ~/.cache/medhorizon_tasks/video_checks.json)")
         x.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -54,7 +57,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     help="auto: a relative symlink when the download lies inside the root, else a hard link")
     ln.add_argument("--copy", action="store_true", help="copy instead of linking (e.g. across filesystems)")
     ln.add_argument("--extract", action="store_true", help="extract videos found only inside zip archives")
-    ln.add_argument("--force", action="store_true", help="replace present videos that fail the check")
+    ln.add_argument("--force", action="store_true",
+                    help="replace present videos that fail the check by their upstream copy (not when the upstream "
+                         "copy holds the same bytes: then it is the damaged one)")
     return p
 
 

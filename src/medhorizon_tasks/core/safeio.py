@@ -47,9 +47,9 @@ from typing import Any, Union
 from .errors import DataError, MedHorizonError
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "WriteError", "ByPath", "read_bytes", "read_text", "loads_json",
-           "read_json", "iter_jsonl", "iter_csv", "read_parquet_rows", "load_hf_dataset_folder",
+           "read_json", "iter_lines", "iter_jsonl", "iter_csv", "read_parquet_rows", "load_hf_dataset_folder",
            "atomic_write_files", "atomic_write_bytes", "atomic_write_text", "atomic_write_json",
-           "atomic_write_jsonl", "atomic_write_with", "append_jsonl"]
+           "atomic_write_jsonl", "atomic_write_with", "append_jsonl", "json_content", "jsonl_content"]
 
 #: Deepest nesting of JSON arrays / objects accepted; real files nest a handful of levels.
 MAX_DEPTH = 100
@@ -246,10 +246,13 @@ def read_json(path: str | os.PathLike) -> Any:
     return loads_json(read_text(path), source=str(path))
 
 
-def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` of every non-blank line of a JSON Lines file; DataError names the line.
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every line of a UTF-8 text file, its end of line removed; DataError names
+    the line of a bad byte.
 
-    Lines end at ``\\n`` (a ``\\r`` before it is JSON white space); the file is read as it is iterated.
+    Lines end at ``\\n`` only (a ``\\r`` before it is dropped): unlike ``str.splitlines``, U+2028, U+0085,
+    form feeds and lone ``\\r`` are characters of the line, as they are to ``sha256sum``, ``csv`` and JSON.
+    The file is read as it is iterated.
     """
     path = Path(path)
     source = str(path)
@@ -274,8 +277,18 @@ def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
             except UnicodeDecodeError as exc:
                 raise DataError(f"line {n}: not UTF-8 text ({exc.reason} at byte {exc.start + 1} of the line)",
                                 source=source) from None
-            if text.strip():
-                yield n, loads_json(text, source=source, line=n)
+            yield n, text.removesuffix("\n").removesuffix("\r")
+
+
+def iter_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of every non-blank line of a JSON Lines file; DataError names the line.
+
+    Lines are :func:`iter_lines`' (a ``\\r`` before the ``\\n`` is JSON white space anyway).
+    """
+    source = str(path)
+    for n, text in iter_lines(path):
+        if text.strip():
+            yield n, loads_json(text, source=source, line=n)
 
 
 # ------------------------------------------------------------------ reading: tables
@@ -505,15 +518,9 @@ def _json_line(path: Path, record: Any, n: int | None, **kwargs) -> bytes:
     return text.encode("utf-8", "backslashreplace")
 
 
-def atomic_write_json(path: str | os.PathLike, value: Any, *, indent: int | None = 2, **kwargs) -> Path:
-    """One JSON value (UTF-8, ``ensure_ascii=False``), atomically."""
-    path = Path(path)
-    data = _json_line(path, value, None, indent=indent, ensure_ascii=False, **kwargs) + b"\n"
-    return atomic_write_files({path: data})[0]
-
-
-def atomic_write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> Path:
-    """JSON Lines (UTF-8, sorted keys), atomically; a record that is not JSON -> WriteError naming it."""
+def jsonl_content(path: str | os.PathLike, records: Iterable[Any]) -> Callable[[Any], None]:
+    """JSON Lines (UTF-8, sorted keys) as content for :func:`atomic_write_files` (to write it together with
+    other files); a record that is not JSON -> WriteError naming ``path`` and the record."""
     path = Path(path)
 
     def write(f) -> None:
@@ -528,7 +535,22 @@ def atomic_write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> Path:
                 chunk, size = [], 0
         f.write(b"".join(chunk))
 
-    return atomic_write_files({path: write})[0]
+    return write
+
+
+def json_content(path: str | os.PathLike, value: Any, *, indent: int | None = 2, **kwargs) -> bytes:
+    """One JSON value (UTF-8, ``ensure_ascii=False``) as content for :func:`atomic_write_files`."""
+    return _json_line(Path(path), value, None, indent=indent, ensure_ascii=False, **kwargs) + b"\n"
+
+
+def atomic_write_json(path: str | os.PathLike, value: Any, *, indent: int | None = 2, **kwargs) -> Path:
+    """One JSON value (UTF-8, ``ensure_ascii=False``), atomically."""
+    return atomic_write_files({path: json_content(path, value, indent=indent, **kwargs)})[0]
+
+
+def atomic_write_jsonl(path: str | os.PathLike, records: Iterable[Any]) -> Path:
+    """JSON Lines (UTF-8, sorted keys), atomically; a record that is not JSON -> WriteError naming it."""
+    return atomic_write_files({path: jsonl_content(path, records)})[0]
 
 
 def append_jsonl(path: str | os.PathLike, record: Any) -> None:

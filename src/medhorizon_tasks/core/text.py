@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["plural", "with_item", "listing", "pct", "clean_number", "report_json", "printable", "aligned"]
+__all__ = ["plural", "with_item", "listing", "pct", "clean_number", "report_json", "valid_unicode", "printable",
+           "aligned"]
 
 
 def plural(n: int, singular: str, plural_form: str | None = None) -> str:
@@ -40,12 +41,6 @@ def pct(x, digits: int = 1, *, width: int = 0, unit: str = "", missing: str = "â
     return f"{100 * x:{width}.{digits}f}{unit}"
 
 
-def printable(text) -> str:
-    """``text`` fit for a terminal: every control or otherwise unprintable character (an escape sequence's
-    ESC, a carriage return, a line break) becomes a space, so text from a file cannot move the cursor."""
-    return "".join(ch if ch.isprintable() else " " for ch in str(text))
-
-
 def aligned(rows: list[list[str]], *, right=(), indent: str = "", gap: str = "  ") -> list[str]:
     """Rows of cells as aligned text lines (the first row is usually the header): columns padded to their
     widest cell, left-aligned except the column indexes in ``right``; cells made :func:`printable`."""
@@ -63,16 +58,47 @@ def clean_number(x, digits: int = 12):
     return x
 
 
+def valid_unicode(text) -> str:
+    """``text`` as valid Unicode: a byte that was not UTF-8 in a file name (Python keeps it as a lone
+    surrogate, ``"\\udcff"``) is shown as ``\\xff``, any other lone surrogate as ``\\ud800``. Such text can
+    be printed, written as UTF-8 and read back by the package's own JSON reader, which refuses lone surrogates."""
+    text = str(text)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    return "".join(_unicode_char(c) for c in text)
+
+
+def printable(text) -> str:
+    """``text`` fit for a terminal, one line: :func:`valid_unicode`, and every control or otherwise
+    unprintable character (an escape sequence's ESC, a carriage return, a line break) becomes a space, so text
+    from a file cannot move the cursor."""
+    return "".join(ch if ch.isprintable() else " " for ch in valid_unicode(text))
+
+
+def _unicode_char(c: str) -> str:
+    if not "\ud800" <= c <= "\udfff":
+        return c
+    if "\udc80" <= c <= "\udcff":  # os.fsdecode's surrogateescape of one undecodable byte
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return f"\\u{ord(c):04x}"
+
+
 def report_json(value, indent: int | None = 2) -> str:
     """A report as JSON text: floats cleaned (:func:`clean_number`), NaN and infinities written as ``null``
-    (JSON has no NaN; ``json.dumps`` would write an invalid ``NaN``)."""
+    (JSON has no NaN; ``json.dumps`` would write an invalid ``NaN``), text made :func:`valid_unicode` (a file
+    name that is not UTF-8 would make the JSON unwritable as UTF-8)."""
     import json
 
     def clean(v):
         if isinstance(v, float):
             return clean_number(v) if math.isfinite(v) else None
+        if isinstance(v, str):
+            return valid_unicode(v)
         if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
+            return {clean(k): clean(x) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
             return [clean(x) for x in v]
         return v

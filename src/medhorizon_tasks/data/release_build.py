@@ -28,16 +28,18 @@ every path, size and SHA-256 -- is printed instead.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath
 
 from ..benchmarks.sureon import items as sureon_items
 from ..benchmarks.surghi.frames import HIERARCHY_FILE as SURGHI_HIERARCHY_FILE
-from ..core.errors import DataError, MedHorizonError
-from ..core.safeio import ByPath, atomic_write_files, iter_jsonl, read_json, read_text, sha256_file
+from ..core.errors import DataError, MedHorizonError, VideoError
+from ..core.paths import relative_video_path
+from ..core.safeio import ByPath, atomic_write_bytes, atomic_write_files, iter_jsonl, read_json, read_text, sha256_file
 
 __all__ = ["BENCHMARK_FILES", "CONFIG_PATHS", "card_template",
            "render_card", "split_card", "build_dataset", "BuildResult", "upload_plan", "push", "format_plan",
@@ -132,36 +134,21 @@ def render_card(template: str, built: dict[str, int], versions: dict[str, str], 
 # ------------------------------------------------------------------ reading the sources
 
 def _safe_relative(path: str) -> bool:
-    if PurePosixPath(path).is_absolute() or PureWindowsPath(path).is_absolute() or PureWindowsPath(path).drive:
+    try:
+        relative_video_path(path)
+    except VideoError:
         return False
-    return ".." not in PurePosixPath(path.replace("\\", "/")).parts
+    return True
 
 
 def _raw_records(path: Path) -> list | None:
-    """The source's records as written (JSONL / JSON list); None for a folder or parquet."""
-    if path.is_dir() or path.suffix.lower() == ".parquet":
+    """The source's records as written (JSONL / JSON list); None for a folder, parquet or CSV / TSV."""
+    if path.is_dir() or path.suffix.lower() in (".parquet", ".csv", ".tsv"):
         return None
     if path.suffix.lower() == ".json":
         value = read_json(path)
         return value if isinstance(value, list) else [value]
     return [rec for _, rec in iter_jsonl(path)]
-
-
-def _medhorizon_record(items: list) -> list[dict]:
-    """Nested per-video records rebuilt from flattened items (when the source is a folder or parquet)."""
-    videos: dict[str, dict] = {}
-    for it in items:
-        rec = videos.setdefault(it.video_key, {
-            "key": it.video_key, "dataset": it.source, "organ": it.organ, "scene_type": it.scene_type,
-            "video_path": it.video_path, "num_frames": it.num_frames, "fps": it.fps,
-            "duration_seconds": it.duration_s, "split": "test", "qa": []})
-        qa = {"uid": it.uid, "question": it.question, "options": list(it.options), "answer": it.answer,
-              "task_id": it.task, "task_name": it.task_name}
-        if it.evidence_support or it.evidence_windows:
-            qa["evidence"] = {"support": it.evidence_support or "local",
-                              "frame_windows": [list(w) for w in it.evidence_windows]}
-        rec["qa"].append(qa)
-    return list(videos.values())
 
 
 @dataclass
@@ -185,7 +172,10 @@ def _load(benchmark: str, src: Path, hierarchy: Path | None) -> _Config:
             if not _safe_relative(it.video_path):
                 problems.append(f"item {it.uid}: field 'video_path': {it.video_path!r} must be relative to the video "
                                 "root (no absolute path, no '..')")
-        jsonl = _raw_records(src) or _medhorizon_record(data.items)
+        from ..benchmarks.medhorizon.release import release_records
+
+        # the video records exactly as the reader read them (a built folder: its JSONL), never regrouped
+        jsonl = [rec for _, rec in release_records(src)]
         return _finish(_Config(benchmark, rows, jsonl, data.version, src), problems)
     if benchmark == "sureon":
         rows = [sureon_items.to_row(it) for it in data.items]
@@ -213,7 +203,27 @@ def _load(benchmark: str, src: Path, hierarchy: Path | None) -> _Config:
 def _finish(cfg: _Config, problems: list[str]) -> _Config:
     if problems:
         raise DataError(problems, source=str(cfg.source))
+    _reads_back_as_built(cfg)
     return cfg
+
+
+def _reads_back_as_built(cfg: _Config) -> None:
+    """The JSONL (and hierarchy) this build writes, read back by the package's own reader, has the data
+    version of the source: the version written in ``version.json`` is the one ``leaderboard version``
+    computes on the built folder."""
+    import tempfile
+
+    from ..benchmarks.data import load_benchmark_data
+
+    with tempfile.TemporaryDirectory(prefix="medhorizon-build-") as tmp:
+        jsonl = atomic_write_bytes(Path(tmp) / PurePosixPath(BENCHMARK_FILES[cfg.benchmark]).name,
+                                   _jsonl_bytes(cfg.jsonl))
+        hierarchy = (atomic_write_bytes(Path(tmp) / SURGHI_HIERARCHY_FILE, _json_bytes(cfg.hierarchies))
+                     if cfg.hierarchies is not None else None)
+        again = load_benchmark_data(cfg.benchmark, jsonl, hierarchy=hierarchy).version
+    if again != cfg.version:
+        raise DataError(f"the {BENCHMARK_FILES[cfg.benchmark]} built from it reads back as data version {again}, not "
+                        f"its own {cfg.version}: nothing was written", source=str(cfg.source))
 
 
 # ------------------------------------------------------------------ building
@@ -227,12 +237,33 @@ class BuildResult:
 
 
 
+def _links_in(folder: Path) -> list[str]:
+    """Every symlink under ``folder`` (not followed), outside ``.cache``: "rel -> target"."""
+    found = []
+    for top, dirs, files in os.walk(folder):
+        rel_top = Path(top).relative_to(folder)
+        if rel_top.parts[:1] == (".cache",):
+            dirs[:] = []
+            continue
+        for name in sorted(dirs + files):
+            p = Path(top) / name
+            if p.is_symlink():
+                found.append(f"{(rel_top / name).as_posix()} -> {os.readlink(p)}")
+    return found
+
+
 def _check_out(out: Path) -> None:
-    """``out`` may be new, empty, or an earlier build: anything else would be uploaded with it."""
+    """``out`` may be new, empty, or an earlier build: anything else would be uploaded with it. A symlink in
+    it (``data/`` pointing elsewhere) would make the build write outside ``out``: refused."""
     if not out.exists():
         return
     if not out.is_dir():
         raise MedHorizonError(f"--out {out} is a file, not a folder")
+    links = _links_in(out)
+    if links:
+        raise MedHorizonError(f"--out {out} holds symlinks, through which the build would write outside it: "
+                              f"{', '.join(links[:10])}{' ...' if len(links) > 10 else ''}; remove them or use an "
+                              "empty folder")
     own = {PurePosixPath(p) for p in _OWN}
     stray = []
     for p in sorted(out.rglob("*")):
@@ -289,6 +320,7 @@ def build_dataset(sources: dict[str, str | os.PathLike], out: str | os.PathLike,
                     for b, cfg in configs.items()},
     })
     files[out / "README.md"] = render_card(template, rows, versions, num_bytes)
+    _check_out(out)  # again, just before writing: validation may have taken a while
     written = atomic_write_files(files)
     # Files of an earlier build that this one does not make (a config left out) must not be uploaded again.
     for rel in _OWN:
@@ -326,16 +358,51 @@ def _jsonl_bytes(records: list) -> bytes:
 # ------------------------------------------------------------------ publishing
 
 def upload_plan(out: str | os.PathLike) -> list[dict]:
-    """Every file ``upload_folder`` would send: ``{"path", "size", "sha256"}``, sorted by path."""
+    """Every file ``upload_folder`` would send: ``{"path", "size", "sha256"}``, sorted by path.
+
+    Refused (MedHorizonError) unless the plan holds every file the card and ``version.json`` refer to (the
+    configs' ``data_files``, each benchmark's JSONL, the hierarchy): a dataset whose card names a missing
+    file does not load. A symlink in the folder is refused too: what it points at is not part of the build.
+    """
     out = Path(out)
     if not (out / VERSION_FILE).is_file():
         raise MedHorizonError(f"{out} is not a built dataset (no {VERSION_FILE}): run build-dataset first")
+    links = _links_in(out)
+    if links:
+        raise MedHorizonError(f"{out} holds symlinks, which are not part of a build: {', '.join(links[:10])}"
+                              f"{' ...' if len(links) > 10 else ''}; build the folder again without them")
     plan = []
     for p in sorted(out.rglob("*")):
         rel = p.relative_to(out).as_posix()
         if p.is_file() and not rel.startswith(".cache/") and not rel.startswith("."):
             plan.append({"path": rel, "size": p.stat().st_size, "sha256": sha256_file(p)})
+    paths = [f["path"] for f in plan]
+    missing = [f"{ref} ({why})" for ref, why in _referenced(out) if not any(fnmatch.fnmatchcase(p, ref) for p in paths)]
+    if missing:
+        raise MedHorizonError(f"{out}: the card or {VERSION_FILE} refers to files the folder does not hold, so the "
+                              f"upload would be a dataset that does not load: {', '.join(missing)}; build it again")
     return plan
+
+
+def _referenced(out: Path) -> list[tuple[str, str]]:
+    """``(path or glob, who refers to it)`` for every file the built card and ``version.json`` name."""
+    refs = [("README.md", "the dataset card")]
+    card = out / "README.md"
+    header = split_card(read_text(card), str(card))[0] if card.is_file() else {}
+    for cfg in header.get("configs") or []:
+        files = cfg.get("data_files") if isinstance(cfg, dict) else None
+        for entry in files if isinstance(files, list) else [files]:
+            path = entry.get("path") if isinstance(entry, dict) else entry
+            for one in path if isinstance(path, list) else [path]:
+                if isinstance(one, str):
+                    refs.append((one, f"config {cfg.get('config_name')!r} of the card"))
+    written = read_json(out / VERSION_FILE)
+    if isinstance(written, dict):
+        for b, rel in (written.get("files") or {}).items():
+            refs.append((str(rel), f"{b} in {VERSION_FILE}"))
+        if written.get("hierarchy"):
+            refs.append((str(written["hierarchy"]), f"hierarchy in {VERSION_FILE}"))
+    return refs
 
 
 def _commit_message(out: Path) -> str:

@@ -69,8 +69,33 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+#: The largest count taken as one: every integer up to it is exact as a float (the statistics use floats).
+MAX_COUNT = 2 ** 53
+
+
 def _is_count(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= MAX_COUNT
+
+
+#: The largest frame count a figure takes: a day of video at 30 fps is 2.6 million frames, and the paper's
+#: budgets go to 512 (frame scaling) and 1 FPS caps of a few thousand; a larger count is a broken file.
+MAX_FRAMES = 2 ** 24
+
+
+def _frame_count(n, where: str) -> int:
+    """``n`` as a number of frames (1 .. :data:`MAX_FRAMES`); ValueError naming ``where`` otherwise (a log axis
+    of an absurd count cannot even be drawn)."""
+    if not _is_count(n) or not 0 < n <= MAX_FRAMES:
+        shown = repr(n) if len(repr(n)) <= 40 else repr(n)[:37] + "..."
+        raise ValueError(f"{where}: expected a number of frames 1..{MAX_FRAMES:,}, got {shown}")
+    return n
+
+
+def _frame_digits(digits: str, where: str) -> int:
+    """A frame count written in a task name (``medhorizon_frames64``), bounded before it is converted."""
+    if len(digits) > 9:
+        raise ValueError(f"{where}: expected a number of frames 1..{MAX_FRAMES:,}, got a {len(digits)}-digit number")
+    return _frame_count(int(digits), where)
 
 
 def _value(x, where: str) -> float | None:

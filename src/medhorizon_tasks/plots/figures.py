@@ -20,6 +20,7 @@ from .accuracies import (
     _acc,
     _accuracies,
     _canon_key,
+    _frame_count,
     _is_count,
     _ordered_runs,
     _summary_acc,
@@ -91,9 +92,8 @@ def build_frame_scaling(curves: Mapping[str, Mapping[int, object]], *, title: st
     for j, (label, curve) in enumerate(curves.items()):
         pts = []
         for n, v in (curve or {}).items():
-            if isinstance(n, bool) or int(n) <= 0:
-                raise ValueError(f"{label}: frame counts must be positive, got {n!r}")
-            pts.append((int(n), _acc(v, f"{label} {n} frames")))
+            n = _frame_count(n, f"{label}: frame count")
+            pts.append((n, _acc(v, f"{label} {n} frames")))
         pts.sort(key=lambda p: p[0])
         if not any(v is not None for _, v in pts):
             continue
@@ -317,8 +317,7 @@ def _diagnostic_rows(kind: str, rows, where: str = "diagnostic") -> list[dict]:
         if kind in ("budgets", "sampling"):
             if isinstance(x, str) and re.fullmatch(r"[0-9]{1,9}", x):  # a CSV-typed row
                 x = int(x)
-            if not _is_count(x) or x <= 0:
-                raise ValueError(f"{at}: field 'x': expected a number of frames, got {x!r}")
+            x = _frame_count(x, f"{at}: field 'x'")
         rep = r.get("report") if isinstance(r.get("report"), Mapping) else {}
         overall = rep.get("overall") if isinstance(rep.get("overall"), Mapping) else {}
         method = "wilson" if str(overall.get("ci_method", "wilson")).lower() == "wilson" else "given"

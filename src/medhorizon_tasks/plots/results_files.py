@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import DataError
-from .accuracies import DIAGNOSTIC_KINDS, SURGHI_METRICS, Acc, _is_count, _is_number, _summary_acc, _value
+from .accuracies import (
+    DIAGNOSTIC_KINDS,
+    SURGHI_METRICS,
+    Acc,
+    _frame_digits,
+    _is_count,
+    _is_number,
+    _summary_acc,
+    _value,
+)
 from .canvas import _save
 from .figures import (
     _diagnostic_model,
@@ -297,7 +306,7 @@ def budget_curve(accuracies: Mapping[str, object], pattern: str = r"frames(\d+)$
     for name, acc in accuracies.items():
         m = rx.search(str(name))
         if m:
-            out[int(m.group(1))] = acc
+            out[_frame_digits(m.group(1), f"{str(name)[:60]!r}")] = acc
     return dict(sorted(out.items()))
 
 
@@ -308,7 +317,7 @@ def frame_curves(values: Mapping[str, object]) -> dict[str, dict[int, object]]:
     for name, acc in values.items():
         m = _LMMS_FRAMES.match(str(name))
         if m and acc is not None:
-            out.setdefault(m.group(1), {})[int(m.group(2))] = acc
+            out.setdefault(m.group(1), {})[_frame_digits(m.group(2), f"task {str(name)[:60]!r}")] = acc
     return {p: dict(sorted(c.items())) for p, c in out.items()}
 
 
@@ -381,6 +390,11 @@ def build_files(paths, *, labels: list[str] | None = None) -> dict[str, object]:
         if settings:
             add("evidence_settings", _build(lambda: build_evidence_settings(settings), [f]))
     lm = [f for f in files if f.kind == "lmms_eval"]
+    curves = {}
+    for f in lm:  # before anything is drawn: a bad frame count is reported, not half a set of figures
+        by_prefix = _build(lambda f=f: frame_curves(f.values), [f])
+        for prefix, curve in by_prefix.items():
+            curves[f.label if len(by_prefix) == 1 else f"{f.label} ({prefix})"] = curve
     if lm:
         skipped = list(dict.fromkeys(t for f in lm for t in f.skipped))
         notes = (f"Not drawn: {', '.join(skipped)} (no accuracy metric).",) if skipped else ()
@@ -390,11 +404,6 @@ def build_files(paths, *, labels: list[str] | None = None) -> dict[str, object]:
             values, tasks, title="Accuracy per lmms-eval task", xlabel="lmms-eval task",
             chance=all(t.startswith("medhorizon") for t in tasks), notes=notes,
             no_ci_reason="lmms-eval gives no sample count for it"), lm))
-        curves = {}
-        for f in lm:
-            by_prefix = frame_curves(f.values)
-            for prefix, curve in by_prefix.items():
-                curves[f.label if len(by_prefix) == 1 else f"{f.label} ({prefix})"] = curve
         if curves:
             add("frame_scaling", _build(lambda: build_frame_scaling(curves), lm))
     so = [f for f in files if f.kind == "sureon"]

@@ -20,6 +20,7 @@ wrapper, an unnamed checkpoint) have ``adapter=None`` and say why in
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 __all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "markdown_table", "QWEN_CAP"]
@@ -160,13 +161,14 @@ def setting(row: str) -> ModelSetting:
 
 
 def lmms_eval_command(s: ModelSetting, output_path: str = "results/") -> str | None:
-    """The lmms-eval command line for a row (None when the row has no adapter or task). No ``--include_path``:
+    """The lmms-eval command line for a row (None when the row has no adapter or task), each argument quoted with
+    ``shlex`` so that the shell gives lmms-eval exactly these values. No ``--include_path``:
     lmms-eval finds this package's tasks by itself (:mod:`medhorizon_tasks.adapters.lmms_eval.startup`)."""
     if not s.runnable:
         return None
-    args = f" --model_args {s.model_args}" if s.model_args else ""
-    return (f"lmms-eval --model {s.adapter}{args} --tasks {s.task} --batch_size 1 --log_samples "
-            f"--output_path {output_path}")
+    args = ["lmms-eval", "--model", s.adapter, *(["--model_args", s.model_args] if s.model_args else []),
+            "--tasks", s.task, "--batch_size", "1", "--log_samples", "--output_path", output_path]
+    return shlex.join(args)  # every value quoted for the shell: a space or a ';' in a path stays in its argument
 
 
 def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:

@@ -22,7 +22,8 @@ from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl, load_hf_dataset_folder, read_json, read_parquet_rows
 from .taxonomy import resolve_task
 
-__all__ = ["Item", "load_release", "flatten_record", "features", "items_to_dataset", "LETTERS", "DATA_ENV"]
+__all__ = ["Item", "load_release", "release_records", "flatten_record", "features", "items_to_dataset", "LETTERS",
+           "DATA_ENV"]
 
 LETTERS = ("A", "B", "C", "D")
 DATA_ENV = "MEDHORIZON_DATA"
@@ -264,8 +265,9 @@ def flatten_record(record: object, line: int, problems: list[str]) -> list[Item]
 
 # ------------------------------------------------------------------ loading
 
-def _records_from_path(path: Path):
-    """(line, record) pairs from a JSONL/JSON file or a local Hugging Face dataset folder.
+def release_records(path: Path) -> list[tuple[int, object]]:
+    """``(line, record)`` of every video record, as written, from a JSONL/JSON file or a folder (a saved
+    Hugging Face dataset, or the folder's JSONL / parquet) -- what :func:`load_release` flattens.
 
     Every file goes through :mod:`...safeio`, so any bytes give records or one DataError naming the file.
     """
@@ -314,6 +316,25 @@ def load_release(path: str | os.PathLike | None = None) -> list[Item]:
     return _load(path)
 
 
+#: What a video record says about its video: records sharing a key must agree on all of it.
+_VIDEO_FIELDS = {"video_path": "video_path", "source": "dataset", "num_frames": "num_frames", "fps": "fps",
+                 "duration_s": "duration_seconds", "organ": "organ", "scene_type": "scene_type"}
+
+
+def _one_video_a_key(first: Item, line: int, videos: dict[str, tuple[int, Item]], problems: list[str]) -> None:
+    """A key names one video: questions are regrouped by it (a release build, a republished folder), so two
+    different videos under one key would put one video's questions on the other."""
+    earlier = videos.setdefault(first.video_key, (line, first))
+    if earlier[1] is first:
+        return
+    other_line, other = earlier
+    differ = [f"{shown} {getattr(first, f)!r} vs {getattr(other, f)!r}" for f, shown in _VIDEO_FIELDS.items()
+              if getattr(first, f) != getattr(other, f)]
+    if differ:
+        problems.append(f"line {line}: video {first.video_key!r} field 'key': line {other_line} already gives this key "
+                        f"to another video ({'; '.join(differ)}): every video needs a key of its own")
+
+
 @functools.lru_cache(maxsize=8)
 def _load_file(path: str, stat: tuple) -> tuple[Item, ...]:
     return tuple(_load(Path(path)))
@@ -322,8 +343,12 @@ def _load_file(path: str, stat: tuple) -> tuple[Item, ...]:
 def _load(path: Path) -> list[Item]:
     problems: list[str] = []
     items: list[Item] = []
-    for line, record in _records_from_path(path):
-        items.extend(flatten_record(record, line, problems))
+    videos: dict[str, tuple[int, Item]] = {}
+    for line, record in release_records(path):
+        flat = flatten_record(record, line, problems)
+        if flat:
+            _one_video_a_key(flat[0], line, videos, problems)
+        items.extend(flat)
     seen: dict[str, int] = {}
     for it in items:
         seen[it.uid] = seen.get(it.uid, 0) + 1

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ...core.errors import DataError
-from ...core.safeio import atomic_write_json, iter_csv, iter_jsonl, read_json
+from ...core.safeio import iter_csv, iter_jsonl, read_json
 from .hierarchy import Hierarchy
 from .vocab import get_hierarchy
 
@@ -217,9 +217,10 @@ def hierarchy_file_for(data: str | os.PathLike) -> Path | None:
     return hierarchy_beside(data)
 
 
-def write_hierarchies(path: str | os.PathLike, hierarchies: Mapping[str, Hierarchy]) -> Path:
-    """Write ``{dataset: hierarchy}`` to ``path`` atomically, keeping the other datasets of a per-dataset file
-    already there (two imports into one folder share its ``hierarchies.json``)."""
+def merged_hierarchies(path: str | os.PathLike, hierarchies: Mapping[str, Hierarchy]) -> dict[str, Any]:
+    """The content of a per-dataset hierarchy file at ``path`` once ``hierarchies`` are written into it: the
+    other datasets of a file already there are kept (two imports into one folder share its
+    ``hierarchies.json``)."""
     path = Path(path)
     kept: dict[str, Any] = {}
     if path.is_file():
@@ -227,7 +228,7 @@ def write_hierarchies(path: str | os.PathLike, hierarchies: Mapping[str, Hierarc
         if isinstance(old, Mapping):
             kept = {ds: h.to_json() for ds, h in old.items() if ds not in hierarchies}
     merged = {**kept, **{ds: h.to_json() for ds, h in hierarchies.items()}}
-    return atomic_write_json(path, dict(sorted(merged.items())))
+    return dict(sorted(merged.items()))
 
 
 def levels_of(rows: Iterable[FrameRow]) -> dict[str, tuple[str, ...]]:

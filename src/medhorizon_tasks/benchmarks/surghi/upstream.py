@@ -37,8 +37,18 @@ second ``floor`` of that. Category names come from the file's own
 PSI-AVA lists in :mod:`.vocab`. ``split="all"`` reads train and test (the
 folds are parts of train).
 
-Pickles are read with a restricted unpickler: plain containers, numbers,
-text and NumPy scalars only, so a file cannot run code.
+Pickles are read by :mod:`.label_pickles`: plain dicts, lists, text and
+numbers only, the work bounded, so a file can neither run code nor make the
+import hang.
+
+Every input is bounded and checked before any row is made: interval times and
+key frame times within :data:`MAX_VIDEO_S` (no surgical video is two days
+long), ``frames_fps`` a positive rate, ``video_template`` a relative path with
+``{video}`` (and optionally ``{dataset}``) and nothing else to substitute.
+Every row is then read back by the reader that will read the file
+(:func:`.frames.parse_row`, role ``items``, and the video root's path rule), so
+a row the package would refuse (a negative frame, an escaping ``video_path``)
+is refused here, named by where it came from, and nothing is written.
 
 Each dataset's hierarchy is then derived from the rows
 (:meth:`~.hierarchy.Hierarchy.from_annotations`: a step belongs to every phase
@@ -48,18 +58,21 @@ it co-occurs with), with its tree-likeness; the paper's per-dataset numbers
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
-import pickle
 import re
+import string
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...core.errors import DataError
-from ...core.safeio import read_bytes, read_json
-from .frames import FrameRow
+from ...core.errors import DataError, MedHorizonError, VideoError
+from ...core.paths import relative_video_path
+from ...core.safeio import read_json
+from .frames import FrameRow, parse_row
 from .hierarchy import Hierarchy, normalize
+from .label_pickles import frame_records, load_label_pickle, shown
 from .vocab import (
     BYPASS_PHASES,
     BYPASS_SEMANTIC_GROUPS,
@@ -70,9 +83,14 @@ from .vocab import (
     get_hierarchy,
 )
 
-__all__ = ["SOURCES", "ImportResult", "import_multibypass140", "import_grasp", "import_source", "load_pickle"]
+__all__ = ["SOURCES", "ImportResult", "import_multibypass140", "import_grasp", "import_source", "load_pickle",
+           "check_video_template", "MAX_VIDEO_S"]
 
 SOURCES = ("multibypass140", "grasp")
+#: The longest video an import accepts. No source video comes near: MedHorizon's longest video over all its
+#: sources is 37.2 h (seeds/medhorizon.txt, abstract); a label beyond two days is a unit mistake or hostile.
+MAX_VIDEO_S = 48 * 3600
+load_pickle = load_label_pickle
 BYPASS_OTHER, BYPASS_OUT_OF_BODY, BYPASS_SEVERE = 11, 12, 13
 _BYPASS_PHASE_IDS = {**dict(enumerate(BYPASS_PHASES)), BYPASS_OTHER: "other_intervention"}
 _VIDEO = re.compile(r"([BS]BP\d{2,3})", re.IGNORECASE)
@@ -116,29 +134,49 @@ class ImportResult:
         return "\n".join(lines)
 
 
-# ------------------------------------------------------------------ reading pickles safely
+# ------------------------------------------------------------------ options and rows, checked
 
-class _SafeUnpickler(pickle.Unpickler):
-    _ALLOWED = {("builtins", n) for n in ("dict", "list", "tuple", "set", "frozenset", "int", "float", "str",
-                                          "bytes", "bool", "complex")} | {
-        (m, n) for m in ("numpy.core.multiarray", "numpy._core.multiarray") for n in ("scalar", "_reconstruct")} | {
-        ("numpy", "dtype"), ("numpy", "ndarray"), ("collections", "OrderedDict"), ("_codecs", "encode")}
-
-    def find_class(self, module, name):
-        if (module, name) in self._ALLOWED:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} (only plain data is accepted)")
-
-
-def load_pickle(path: str | os.PathLike):
-    """A pickle of plain data; DataError naming the file for anything else (or damaged bytes)."""
-    import io
-
-    data = read_bytes(path)
+def check_video_template(template: str) -> None:
+    """``--video-template``: a relative path with ``{video}`` (and optionally ``{dataset}``) and no other
+    field, conversion or format spec; MedHorizonError saying what is wrong."""
+    where = f"--video-template {template!r}"
     try:
-        return _SafeUnpickler(io.BytesIO(data)).load()
-    except Exception as exc:  # UnpicklingError, EOFError, ValueError ... for damaged or hostile files
-        raise DataError(f"not a readable label pickle ({type(exc).__name__}: {exc})", source=str(path)) from None
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:
+        raise MedHorizonError(f"{where}: not a template ({exc}); write e.g. 'multibypass/{{video}}.mp4'") from None
+    bad = [name or "{}" for name, spec, conv in fields if name not in ("video", "dataset") or spec or conv]
+    if bad:
+        raise MedHorizonError(f"{where}: only {{video}} and {{dataset}} can be filled in, not {', '.join(bad)}")
+    if not any(name == "video" for name, _, _ in fields):
+        raise MedHorizonError(f"{where}: has no {{video}}: every row would point at the same file")
+    try:
+        relative_video_path(template.format(video="V", dataset="D"))
+    except VideoError as exc:
+        raise MedHorizonError(f"{where}: {str(exc).replace('field ' + repr('video_path') + ' ', '')}") from None
+
+
+class _Rows:
+    """The rows of one import, each checked by the readers that will read the written file."""
+
+    def __init__(self, result: "ImportResult", template: str, problems: list[str]):
+        self.result, self.template, self.problems = result, template, problems
+
+    def add(self, where: str, dataset: str, video: str, second: int, phase: str, step: str, t: float) -> None:
+        video_path = self.template.format(video=video, dataset=dataset)
+        try:
+            relative_video_path(video_path)
+        except VideoError as exc:
+            self.problems.append(f"{where}: {exc}")
+            return
+        rec = {"dataset": dataset, "video": video, "frame": second, "phase": phase, "step": step, "timestamp_s": t,
+               "video_path": video_path}
+        row = parse_row(rec, where, "items", self.problems)
+        if row is not None:
+            self.result.rows.append(row)
+
+
+def _seconds_ok(ms_or_s: float, unit: str) -> bool:
+    return 0 <= ms_or_s <= MAX_VIDEO_S * (1000 if unit == "ms" else 1)
 
 
 def _int(value) -> int | None:
@@ -192,63 +230,85 @@ def _intervals(obj, key: str, names: dict[int, str], source: str, problems: list
         if end < start:
             problems.append(f"{where}: end {end} is before start {start}")
             continue
+        if not (_seconds_ok(start, "ms") and _seconds_ok(end, "ms")):
+            problems.append(f"{where}: start/end {start!r}, {end!r} ms: outside 0 .. {MAX_VIDEO_S * 1000} "
+                            f"({MAX_VIDEO_S // 3600} h, longer than any surgical video)")
+            continue
         lid, name = _label(e, names, where, problems, overlays)
         if lid is not None:
             out.append((float(start), float(end), lid, name))
     return out
 
 
-def _at(intervals, ms: float, skip=()) -> tuple[int, str | None] | None:
-    """The label of the interval that holds ``ms`` (the latest-starting one where two touch)."""
-    best = None
-    for start, end, lid, name in intervals:
-        if lid in skip:
-            continue
-        if start <= ms <= end and (best is None or start > best[0]):
-            best = (start, lid, name)
-    return None if best is None else (best[1], best[2])
+def _per_second(intervals, seconds: int, skip=()) -> list[tuple[int, str | None] | None]:
+    """The label at every whole second ``0 .. seconds - 1``: that of the interval holding it (ends included),
+    the latest-starting one where several do (the first given, among equal starts). One sweep:
+    O((seconds + intervals) log intervals), whatever the intervals."""
+    kept = [iv for iv in intervals if iv[2] not in skip]
+    order = sorted(range(len(kept)), key=lambda i: kept[i][0])
+    active: list[tuple[float, int]] = []  # (-start, index): the latest-starting interval on top
+    out: list[tuple[int, str | None] | None] = []
+    k = 0
+    for t in range(seconds):
+        ms = t * 1000.0
+        while k < len(order) and kept[order[k]][0] <= ms:
+            heapq.heappush(active, (-kept[order[k]][0], order[k]))
+            k += 1
+        while active and kept[active[0][1]][1] < ms:  # ended: it never holds a later second either
+            heapq.heappop(active)
+        out.append((kept[active[0][1]][2], kept[active[0][1]][3]) if active else None)
+    return out
 
 
 def _bypass_dataset(video: str) -> str:
     return "BernBypass70" if video.upper().startswith("B") else "StrasBypass70"
 
 
-def _pickle_rows(labels: Path, split: str | None) -> tuple[dict[str, dict[int, tuple[int, int]]], set[str]]:
-    """``({video: {second: (phase id, step id)}}, videos of the split)`` from every split pickle."""
-    per_video: dict[str, dict[int, tuple[int, int]]] = {}
+_FRAME_ID = re.compile(r"[A-Za-z0-9]*_(\d{1,9})")
+
+
+def _pickle_rows(labels: Path, split: str | None) -> tuple[dict[str, dict[int, tuple[int, int, str]]], set[str]]:
+    """``({video: {second: (phase id, step id, where)}}, videos of the split)`` from every split pickle."""
+    per_video: dict[str, dict[int, tuple[int, int, str]]] = {}
     in_split: set[str] = set()
     problems: list[str] = []
+    counted = [0]
     for path in sorted(labels.rglob("*.pickle")) + sorted(labels.rglob("*.pkl")):
-        value = load_pickle(path)
-        if not isinstance(value, dict):
-            raise DataError("expected {video: [frame records]}", source=str(path))
-        for video, frames in value.items():
-            vid = _VIDEO.search(str(video))
+        for video, frames in frame_records(load_pickle(path), path, counted):
+            vid = _VIDEO.search(video)  # text: the loader accepts no other key
             if vid is None or not isinstance(frames, (list, tuple)):
-                problems.append(f"{path}: entry {str(video)[:40]!r}: expected a video id (BBPNN / SBPNN) with a list "
+                problems.append(f"{path}: entry {shown(video)}: expected a video id (BBPNN / SBPNN) with a list "
                                 "of frame records")
                 continue
             name = vid.group(1).upper()
             if split is not None and split in path.parts[len(labels.parts):]:
                 in_split.add(name)
-            seconds: dict[int, tuple[int, int]] = {}
+            seconds: dict[int, tuple[int, int, str]] = {}
             for j, rec in enumerate(frames):
                 where = f"{path}: {name}[{j}]"
                 if not isinstance(rec, dict):
-                    problems.append(f"{where}: expected an object with Frame_id, Phase_gt, Step_gt")
+                    problems.append(f"{where}: expected an object with Frame_id, Phase_gt, Step_gt, got {shown(rec)}")
                     continue
-                m = re.search(r"_(\d+)$", str(rec.get("Frame_id", "")))
+                fid = rec.get("Frame_id")
+                m = _FRAME_ID.fullmatch(fid) if isinstance(fid, str) else None
                 phase, step = _int(rec.get("Phase_gt")), _int(rec.get("Step_gt"))
                 if m is None or phase is None or step is None:
                     problems.append(f"{where}: expected Frame_id 'VIDEO_NNNNNNNN' and integer Phase_gt / Step_gt, got "
-                                    f"{rec.get('Frame_id')!r}, {rec.get('Phase_gt')!r}, {rec.get('Step_gt')!r}")
+                                    f"{shown(fid)}, {shown(rec.get('Phase_gt'))}, {shown(rec.get('Step_gt'))}")
                     continue
-                seconds[int(m.group(1)) - 1] = (phase, step)  # ffmpeg numbers its 1 FPS frames from 1
+                number = int(m.group(1))
+                if not 1 <= number <= MAX_VIDEO_S + 1:
+                    problems.append(f"{where}: Frame_id {fid!r}: the 1 FPS frames are numbered from 1 (ffmpeg's "
+                                    f"%08d) up to one per second of a video of at most {MAX_VIDEO_S // 3600} h")
+                    continue
+                seconds[number - 1] = (phase, step, where)  # ffmpeg numbers its 1 FPS frames from 1
             old = per_video.get(name)
-            if old is not None and old != seconds:
+            if old is not None and {t: v[:2] for t, v in old.items()} != {t: v[:2] for t, v in seconds.items()}:
                 problems.append(f"{path}: video {name} has other labels than in an earlier pickle")
                 continue
-            per_video[name] = seconds
+            per_video.setdefault(name, seconds)
+            if len(problems) > 50:
+                break
         if len(problems) > 50:
             break
     if problems:
@@ -259,12 +319,13 @@ def _pickle_rows(labels: Path, split: str | None) -> tuple[dict[str, dict[int, t
 def import_multibypass140(labels: str | os.PathLike, *, split: str | None = None,
                           video_template: str = "multibypass/{video}.mp4", keep_other: bool = False) -> ImportResult:
     """Rows from a MultiBypass140 ``labels`` folder (JSON per video and / or the split pickles); module doc."""
+    check_video_template(video_template)
     labels = Path(labels)
     if not labels.is_dir():
         raise DataError(f"not a folder: {labels}")
     result = ImportResult("multibypass140", [])
     problems: list[str] = []
-    json_labels: dict[str, tuple[list, list]] = {}
+    json_labels: dict[str, tuple[list, list, Path]] = {}
     for path in sorted(labels.rglob("*.json")):
         m = _LABEL_JSON.fullmatch(path.name)
         if m is None:
@@ -273,7 +334,7 @@ def import_multibypass140(labels: str | os.PathLike, *, split: str | None = None
         phases = _intervals(obj, "phases", _BYPASS_PHASE_IDS, str(path), problems,
                             overlays=(BYPASS_OUT_OF_BODY, BYPASS_SEVERE))
         steps = _intervals(obj, "steps", dict(enumerate(BYPASS_STEPS)), str(path), problems)
-        json_labels[m.group(1).upper()] = (phases, steps)
+        json_labels[m.group(1).upper()] = (phases, steps, path)
     if problems:
         raise DataError(problems, source=f"MultiBypass140 labels under {labels}")
     from_pickles, in_split = _pickle_rows(labels, split)
@@ -286,31 +347,31 @@ def import_multibypass140(labels: str | os.PathLike, *, split: str | None = None
         raise DataError("no MultiBypass140 labels found (labels_by70/*.mp4.json or the split pickles)",
                         source=str(labels))
     disagree = Counter()
+    rows = _Rows(result, video_template, problems)
     for video in videos:
-        seconds: dict[int, tuple[int, int]] = {}
-        if video in from_pickles:
-            seconds = dict(from_pickles[video])
+        seconds: dict[int, tuple[int, int, str]] = dict(from_pickles.get(video, {}))
         if video in json_labels:
-            phases, steps = json_labels[video]
-            end = max((e for _, e, _, _ in phases + steps), default=0.0)
-            for t in range(int(end // 1000) + 1):
-                ms = t * 1000.0
-                if _at([p for p in phases if p[2] == BYPASS_OUT_OF_BODY], ms):
+            phases, steps, path = json_labels[video]
+            n = int(max((e for _, e, _, _ in phases + steps), default=0.0) // 1000) + 1
+            out_of_body = _per_second([p for p in phases if p[2] == BYPASS_OUT_OF_BODY], n)
+            phase_at = _per_second(phases, n, skip=(BYPASS_OUT_OF_BODY, BYPASS_SEVERE))
+            step_at = _per_second(steps, n)
+            for t in range(n):
+                p, s = phase_at[t], step_at[t]
+                if out_of_body[t]:
                     if video not in from_pickles:
                         result.dropped["out of body"] += 1
                     continue
-                p = _at(phases, ms, skip=(BYPASS_OUT_OF_BODY, BYPASS_SEVERE))
-                s = _at(steps, ms)
                 if video in from_pickles:
-                    if t in seconds and p is not None and s is not None and seconds[t] != (p[0], s[0]):
+                    if t in seconds and p is not None and s is not None and seconds[t][:2] != (p[0], s[0]):
                         disagree[video] += 1
                     continue
                 if p is None or s is None:
                     result.dropped["no phase or no step interval"] += 1
                     continue
-                seconds[t] = (p[0], s[0])
+                seconds[t] = (p[0], s[0], f"{path}: second {t}")
         for t in sorted(seconds):
-            phase_id, step_id = seconds[t]
+            phase_id, step_id, where = seconds[t]
             if phase_id == BYPASS_OTHER and not keep_other:
                 result.dropped["other_intervention (excluded, as in the paper)"] += 1
                 continue
@@ -319,8 +380,9 @@ def import_multibypass140(labels: str | os.PathLike, *, split: str | None = None
             if phase is None or step is None:
                 result.dropped[f"phase id {phase_id} / step id {step_id} outside phase.csv / step.csv"] += 1
                 continue
-            result.rows.append(FrameRow(_bypass_dataset(video), video, t, phase, step, float(t),
-                                        video_template.format(video=video, dataset=_bypass_dataset(video))))
+            rows.add(where, _bypass_dataset(video), video, t, phase, step, float(t))
+    if problems:
+        raise DataError(problems, source=f"MultiBypass140 labels under {labels}")
     for video, n in sorted(disagree.items()):
         result.notes.append(f"{video}: the JSON intervals disagree with the 1 FPS pickle at {n} second(s); the pickle "
                             "was used")
@@ -344,18 +406,26 @@ def _one_id(value, where: str, field_name: str, problems: list[str]) -> int | No
         one_hot = len(value) > 1 and all(_int(v) in (0, 1) for v in value)
         ones = [i for i, v in enumerate(value) if _int(v) == 1] if one_hot else value
         if len(ones) != 1:
-            problems.append(f"{where}: field '{field_name}': expected one label, got {value!r}")
+            problems.append(f"{where}: field '{field_name}': expected one label, got {shown(value)}")
             return None
         value = ones[0]
     i = _int(value)
     if i is None:
-        problems.append(f"{where}: field '{field_name}': expected a label id, got {value!r}")
+        problems.append(f"{where}: field '{field_name}': expected a label id, got {shown(value)}")
     return i
 
 
 def import_grasp(labels: str | os.PathLike, *, split: str = "test", frames_fps: float = 30.0,
                  video_template: str = "grasp/{video}.mp4") -> ImportResult:
     """Rows from GraSP's long-term annotation JSON(s) under ``labels`` (module doc)."""
+    check_video_template(video_template)
+    if isinstance(frames_fps, bool) or not isinstance(frames_fps, (int, float)) or not math.isfinite(frames_fps) \
+            or not 0 < frames_fps <= 1000:
+        raise MedHorizonError(f"--frames-fps {frames_fps!r}: the rate of GraSP's frame numbering must be a frame rate "
+                              "> 0 (30 for the released frames)")
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", split or ""):
+        raise MedHorizonError(f"--split {split!r}: expected test, train, all or the name of another "
+                              "grasp_long-term_<name>.json")
     labels = Path(labels)
     names = ("train", "test") if split == "all" else (split,)
     files = []
@@ -367,6 +437,7 @@ def import_grasp(labels: str | os.PathLike, *, split: str = "test", frames_fps: 
         files.append(found[0])
     result = ImportResult("grasp", [])
     problems: list[str] = []
+    rows = _Rows(result, video_template, problems)
     seen: dict[tuple[str, int], str] = {}
     for path in files:
         obj = read_json(path)
@@ -388,17 +459,17 @@ def import_grasp(labels: str | os.PathLike, *, split: str = "test", frames_fps: 
                 continue
             im = images.get(_int(ann.get("image_id")))
             if im is None:
-                problems.append(f"{where}: image_id {ann.get('image_id')!r} is not among the images")
+                problems.append(f"{where}: image_id {shown(ann.get('image_id'))} is not among the images")
                 continue
             file_name = str(im.get("file_name") or ann.get("image_name") or "")
             video = im.get("video_name") or (file_name.split("/")[0] if "/" in file_name else None)
             video = video if isinstance(video, str) else None
             number = _int(im.get("frame_num"))
             if number is None:
-                m = re.search(r"(\d+)\.\w+$", file_name)
+                m = re.search(r"(?<!\d)(\d{1,12})\.\w+$", file_name)
                 number = int(m.group(1)) if m else None
             if not video or number is None:
-                problems.append(f"{where}: cannot tell the video and frame number (file_name {file_name!r})")
+                problems.append(f"{where}: cannot tell the video and frame number (file_name {shown(file_name)})")
                 continue
             pid = _one_id(ann.get("phases"), where, "phases", problems)
             sid = _one_id(ann.get("steps"), where, "steps", problems)
@@ -408,14 +479,17 @@ def import_grasp(labels: str | os.PathLike, *, split: str = "test", frames_fps: 
                 problems.append(f"{where}: phase id {pid} / step id {sid} is not a GraSP category")
                 continue
             t = number / frames_fps
+            if not _seconds_ok(abs(t), "s"):
+                problems.append(f"{where}: frame_num {number} at {frames_fps:g} fps is {t:.3g} s: beyond "
+                                f"{MAX_VIDEO_S // 3600} h, longer than any surgical video")
+                continue
             second = math.floor(t + 1e-9)
             key = (str(video), second)
             if key in seen:
                 problems.append(f"{where}: {video} second {second} already has a key frame ({seen[key]})")
                 continue
             seen[key] = file_name
-            result.rows.append(FrameRow("GraSP", str(video), second, phase_names[pid], step_names[sid], t,
-                                        video_template.format(video=video, dataset="GraSP")))
+            rows.add(where, "GraSP", str(video), second, phase_names[pid], step_names[sid], t)
         if len(problems) > 50:
             break
     if problems:

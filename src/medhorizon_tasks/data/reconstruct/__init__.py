@@ -44,19 +44,28 @@ Decisions (the README and the dataset card say the same):
 * **Reruns resume.** A target that is present and passes the check is kept
   (the check is cached by file identity, so this costs a ``stat``); only
   missing or, with ``force=True``, failing videos are (re)made.
-  ``.medhorizon_videos.json`` in the root records where each placed video came from.
+  ``.medhorizon_videos.json`` in the root records where each placed video came from (each entry added
+  under a lock, so concurrent ``link`` runs keep every entry).
+* **Blame by content.** A present video that fails the check is compared with its upstream copy by
+  content identity (:mod:`medhorizon_tasks.core.file_identity`): the same bytes -> the upstream copy is
+  affected (fetch it again); other bytes -> the root's copy is, and ``force=True`` replaces it.
+* **Only the download folders.** A symlink in a download folder that leads out of it (or loops) is never
+  used: nothing outside the folders given is linked into the root.
 
 The package, one responsibility a module: :mod:`.find` (the upstream copies, by each source's layout),
 :mod:`.place` (placing one video: links, copies, zip members, frames assembled into an MP4),
 :mod:`.verify` (the checks and checksums), :mod:`.report` (what was found and done) and :mod:`.run`
-(:func:`reconstruct`: one ``videos check`` or ``videos link`` over every video the data use).
+(:func:`reconstruct`: one ``videos check`` or ``videos link`` over every video the data use), with
+:mod:`.checksums` (reading and matching a ``--checksums`` list) and :mod:`.manifest` (the record of what
+was placed).
 """
 
+from .checksums import ChecksumList, read_checksums
 from .find import Candidate, UpstreamIndex, scan_upstream
+from .manifest import MANIFEST
 from .place import ReconstructError, assemble_frames, frames_of
 from .report import ReconstructReport, VideoReport
-from .run import MANIFEST, MODES, reconstruct
-from .verify import read_checksums
+from .run import MODES, reconstruct
 
 __all__ = ["MODES", "MANIFEST", "Candidate", "UpstreamIndex", "scan_upstream", "frames_of", "assemble_frames",
-           "VideoReport", "ReconstructReport", "reconstruct", "read_checksums", "ReconstructError"]
+           "VideoReport", "ReconstructReport", "reconstruct", "read_checksums", "ChecksumList", "ReconstructError"]

@@ -1,8 +1,14 @@
 """Finding the user's upstream copies of the data's videos, by each source's layout (:mod:`..sources`): video
-files, members of zip archives, and folders of frames."""
+files, members of zip archives, and folders of frames.
+
+Only what lies inside a download folder is a copy: a symlink whose target is outside it (a file or a
+folder) is never followed, so nothing outside the folders the user named is ever linked into the root or
+read, and a symlink loop is reported, not walked. Both are kept (:attr:`UpstreamIndex.refused`) so that a
+video found only as such an entry is reported as that, not as missing."""
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import zipfile
@@ -10,9 +16,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...core.text import valid_unicode
 from ..sources import Layout, UpstreamSource, source_named, target_id
 
-__all__ = ["Candidate", "UpstreamIndex", "scan_upstream"]
+__all__ = ["Candidate", "UpstreamIndex", "scan_upstream", "outside_download"]
 
 _ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".7z", ".rar")
 
@@ -25,11 +32,28 @@ class Candidate:
     path: Path       # the file, the zip archive, or the frames folder
     layout: Layout
     member: str = ""
+    download: Path | None = None  # the download folder (--from) it was found in
 
     def describe(self) -> str:
+        """Where it is, as valid_unicode text (a name that is not UTF-8 shows its bytes as ``\\xNN``)."""
         if self.kind == "zip":
-            return f"{self.member} in {self.path}"
-        return f"frames in {self.path}" if self.kind == "frames" else str(self.path)
+            return valid_unicode(f"{self.member} in {self.path}")
+        return valid_unicode(f"frames in {self.path}" if self.kind == "frames" else str(self.path))
+
+
+def outside_download(path: Path, download: Path) -> str | None:
+    """Why ``path`` (found in the download folder ``download``) is not a copy to use -- a symlink loop, or a
+    symlink that leads out of the folder -- else None."""
+    try:
+        real = path.resolve(strict=True)
+        top = download.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13: a symlink loop
+        return "a symlink loop"
+    except OSError as exc:
+        return "a symlink loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror or exc})"
+    if not real.is_relative_to(top):
+        return f"a symlink to {valid_unicode(real)}, outside the download folder {valid_unicode(download)}"
+    return None
 
 
 @dataclass
@@ -39,12 +63,22 @@ class UpstreamIndex:
     found: dict[tuple[str, int, str], list[Candidate]] = field(default_factory=lambda: defaultdict(list))
     archives: list[Path] = field(default_factory=list)   # archives that are not (or cannot be) looked into
     roots: dict[str, list[Path]] = field(default_factory=lambda: defaultdict(list))
+    #: entries named like a video (or a frames folder) that are not used, and why: "PATH: a symlink loop"
+    refused: dict[tuple[str, int, str], list[str]] = field(default_factory=lambda: defaultdict(list))
 
     def lookup(self, source: UpstreamSource, video_path: str) -> list[Candidate]:
         """Candidates for one release video, best layout first (the source's order)."""
-        out: list[Candidate] = []
+        return self._of(self.found, source, video_path)
+
+    def refused_for(self, source: UpstreamSource, video_path: str) -> list[str]:
+        """Entries that are named like this video's copy but were not used (a loop, a symlink out)."""
+        return self._of(self.refused, source, video_path)
+
+    @staticmethod
+    def _of(table: dict, source: UpstreamSource, video_path: str) -> list:
+        out: list = []
         for i, layout in enumerate(source.layouts):
-            out.extend(self.found.get((source.name, i, target_id(source, video_path, layout)), []))
+            out.extend(table.get((source.name, i, target_id(source, video_path, layout)), []))
         return out
 
     def archives_of(self, source: UpstreamSource) -> list[Path]:
@@ -99,11 +133,19 @@ def _walk(root: Path, sources: list[UpstreamSource], index: UpstreamIndex) -> No
         except OSError:
             continue
         for e in entries:
+            path = Path(e.path)
+            try:
+                link = e.is_symlink()
+            except OSError:
+                link = False
+            why = outside_download(path, root) if link else None
+            if why is not None:
+                _refuse(path, e.name, why, sources, index)
+                continue
             try:
                 is_dir = e.is_dir()
             except OSError:
                 continue
-            path = Path(e.path)
             if is_dir:
                 pruned = False
                 for s in sources:
@@ -112,13 +154,13 @@ def _walk(root: Path, sources: list[UpstreamSource], index: UpstreamIndex) -> No
                             continue
                         vid = layout.match_name(e.name)
                         if vid is not None and _first_frame(path, layout):
-                            index.found[(s.name, i, vid)].append(Candidate("frames", path, layout))
+                            index.found[(s.name, i, vid)].append(Candidate("frames", path, layout, download=root))
                             pruned = True
                 if not pruned:
                     stack.append(path)
                 continue
             if e.name.lower().endswith(".zip"):
-                _index_zip(path, sources, index)
+                _index_zip(path, root, sources, index)
             elif _is_archive(e.name):
                 index.archives.append(path)
             for s in sources:
@@ -126,10 +168,19 @@ def _walk(root: Path, sources: list[UpstreamSource], index: UpstreamIndex) -> No
                     if layout.kind == "video":
                         vid = layout.match_name(e.name)
                         if vid is not None:
-                            index.found[(s.name, i, vid)].append(Candidate("file", path, layout))
+                            index.found[(s.name, i, vid)].append(Candidate("file", path, layout, download=root))
 
 
-def _index_zip(path: Path, sources: list[UpstreamSource], index: UpstreamIndex) -> None:
+def _refuse(path: Path, name: str, why: str, sources: list[UpstreamSource], index: UpstreamIndex) -> None:
+    """Keep a refused entry under every video id its name would give (a file or a frames folder)."""
+    for s in sources:
+        for i, layout in enumerate(s.layouts):
+            vid = layout.match_name(name)
+            if vid is not None:
+                index.refused[(s.name, i, vid)].append(f"{valid_unicode(path)}: {why}")
+
+
+def _index_zip(path: Path, root: Path, sources: list[UpstreamSource], index: UpstreamIndex) -> None:
     try:
         with zipfile.ZipFile(path) as z:
             members = [m for m in z.infolist() if not m.is_dir()]
@@ -144,4 +195,4 @@ def _index_zip(path: Path, sources: list[UpstreamSource], index: UpstreamIndex) 
                 if layout.kind == "video":
                     vid = layout.match_name(base)
                     if vid is not None:
-                        index.found[(s.name, i, vid)].append(Candidate("zip", path, layout, m.filename))
+                        index.found[(s.name, i, vid)].append(Candidate("zip", path, layout, m.filename, download=root))

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Callable
 
 from ...core.errors import DataError, MedHorizonError
+from ...core.file_identity import file_identity
 from ...core.paths import resolve_video_path
 from ...core.safeio import read_bytes
 from ..sources import Layout
-from .find import Candidate
+from .find import Candidate, outside_download
 
-__all__ = ["ReconstructError", "frames_of", "assemble_frames", "materialize", "same_file", "glob_escape"]
+__all__ = ["ReconstructError", "frames_of", "assemble_frames", "materialize", "same_content", "glob_escape"]
 
 _PARTIAL = ".partial"
 
@@ -180,7 +181,14 @@ def _link_method(mode: str, src: Path, root: Path) -> str:
 
 def materialize(root: Path, video_path: str, cand: Candidate, *, mode: str, extract: bool, fps: float | None,
                  progress: bool) -> tuple[str, dict]:
-    """Place one video from ``cand``; ``(action, details)``. ReconstructError when it cannot be done."""
+    """Place one video from ``cand``; ``(action, details)``. ReconstructError when it cannot be done.
+
+    Checked again here, just before it is used: a copy that is (or became) a symlink out of its download
+    folder is refused, whatever the mode -- a hard link to it would tie the root to a file nobody asked for.
+    """
+    why = outside_download(cand.path, cand.download) if cand.download is not None else None
+    if why is not None:
+        raise ReconstructError(f"{cand.describe()} is {why}: not used (pass --from the folder it lies in)")
     if cand.kind == "zip":
         if not extract:
             raise ReconstructError(f"found only inside the archive {cand.path} ({cand.member}): unzip it, or rerun "
@@ -235,11 +243,13 @@ def materialize(root: Path, video_path: str, cand: Candidate, *, mode: str, extr
     return method, {}
 
 
-def same_file(target: Path, cand: Candidate) -> bool:
-    """Whether ``target`` already is ``cand`` (the same inode, or a symlink to it): the cheap identity check."""
+def same_content(target: Path, cand: Candidate) -> bool:
+    """Whether the file at ``target`` holds exactly the bytes of the upstream file ``cand`` (a hard link, a
+    symlink to it, or an intact copy of it), by content identity: a damaged copy in the root is told from
+    its intact upstream even when its size, times or name agree."""
     if cand.kind != "file":
         return False
     try:
-        return os.path.samefile(target, cand.path)
+        return file_identity(target) == file_identity(cand.path)
     except OSError:
         return False

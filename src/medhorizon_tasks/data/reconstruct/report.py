@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from ...core.text import plural
+from ...core.text import plural, valid_unicode
 from ..sources import source_named
+from .checksums import ChecksumMatch
 
 __all__ = ["VideoReport", "STATE_TEXT", "ReconstructReport"]
 
@@ -25,12 +26,15 @@ class VideoReport:
     upstream: str = ""
     notes: list[str] = field(default_factory=list)
     sha256: str | None = None
+    checksum: str = ""        # against --checksums: "match" | "differs" | "" (not compared)
 
     def to_json(self) -> dict:
         d = {"video_path": self.video_path, "source": self.source, "items": list(self.uids), "state": self.state,
              "reason": self.reason, "action": self.action, "upstream": self.upstream, "notes": self.notes}
         if self.sha256 is not None:
             d["sha256"] = self.sha256
+        if self.checksum:
+            d["checksum"] = self.checksum
         return d
 
 
@@ -48,10 +52,39 @@ class ReconstructReport:
     root: str
     videos: list[VideoReport]
     archives: dict[str, list[str]] = field(default_factory=dict)
+    checksums: ChecksumMatch | None = None
 
     @property
     def ok(self) -> bool:
         return all(v.state == "ok" for v in self.videos)
+
+    def checksum_summary(self) -> dict | None:
+        """What ``--checksums`` verified: the list, its entries, and how many videos were compared."""
+        if self.checksums is None:
+            return None
+        listed = [v for v in self.videos if v.video_path in self.checksums.wanted]
+        return {"file": self.checksums.source, "entries": self.checksums.entries,
+                "videos": len(self.videos), "listed": len(listed),
+                "verified": sum(v.checksum == "match" for v in listed),
+                "differ": [v.video_path for v in listed if v.checksum == "differs"],
+                "not_compared": [v.video_path for v in listed if not v.checksum],
+                "without_entry": [v.video_path for v in self.videos if v.video_path not in self.checksums.wanted],
+                "entries_for_no_video": [e.path for e in self.checksums.unmatched]}
+
+    def _checksum_line(self) -> list[str]:
+        s = self.checksum_summary()
+        if s is None:
+            return []
+        parts = [f"checksums ({s['file']}): {s['verified']} of {plural(s['videos'], 'video')} verified"]
+        if s["differ"]:
+            parts.append(f"{len(s['differ'])} differ")
+        if s["not_compared"]:
+            parts.append(f"{len(s['not_compared'])} listed but not compared (not usable)")
+        if s["without_entry"]:
+            parts.append(f"{len(s['without_entry'])} not in the list")
+        if s["entries_for_no_video"]:
+            parts.append(f"{plural(len(s['entries_for_no_video']), 'entry', 'entries')} name no video of the data")
+        return ["; ".join(parts)]
 
     def by_source(self) -> dict[str, list[VideoReport]]:
         out: dict[str, list[VideoReport]] = defaultdict(list)
@@ -75,11 +108,11 @@ class ReconstructReport:
             }
         return {"command": self.command, "benchmark": self.benchmark, "data": self.data, "root": self.root,
                 "ok": self.ok, "videos": len(self.videos), "usable": sum(v.state == "ok" for v in self.videos),
-                "sources": sources, "items": [v.to_json() for v in self.videos]}
+                "checksums": self.checksum_summary(), "sources": sources, "items": [v.to_json() for v in self.videos]}
 
     def message(self, limit: int = 10) -> str:
         lines = [f"videos {self.command}: {sum(v.state == 'ok' for v in self.videos)} of {len(self.videos)} videos "
-                 f"usable under {self.root}"]
+                 f"usable under {self.root}", *self._checksum_line()]
         for name, vids in self.by_source().items():
             src = source_named(name)
             counts: dict[str, int] = defaultdict(int)
@@ -109,4 +142,4 @@ class ReconstructReport:
         if not self.ok and self.command == "check" and any(v.state == "found" for v in self.videos):
             lines.append("Run `medhorizon-tasks videos link` with the same --root and --from to place the videos "
                          "found upstream.")
-        return "\n".join(lines)
+        return valid_unicode("\n".join(lines))

@@ -4,25 +4,26 @@ records where each placed video came from."""
 
 from __future__ import annotations
 
-import datetime
 import os
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 from ...benchmarks.videos import VideoCheckCache, VideoRef, video_refs
 from ...core.errors import DataError, MedHorizonError, VideoError
+from ...core.file_identity import file_identity, same_file
 from ...core.paths import resolve_video_path
-from ...core.safeio import atomic_write_json, read_json
 from ..sources import SOURCES, UpstreamSource, source_for_path, source_named
-from .find import UpstreamIndex, scan_upstream
-from .place import ReconstructError, materialize, same_file
+from .checksums import ChecksumList, match_checksums
+from .find import Candidate, UpstreamIndex, scan_upstream
+from .manifest import MANIFEST, read_manifest, record_placed
+from .place import ReconstructError, materialize, same_content
 from .report import ReconstructReport, VideoReport
 from .verify import verify
 
 __all__ = ["MODES", "MANIFEST", "reconstruct"]
 
 MODES = ("auto", "hardlink", "symlink", "copy")
-MANIFEST = ".medhorizon_videos.json"
 
 
 # ------------------------------------------------------------------ the data's videos
@@ -54,25 +55,42 @@ def _source_of(name: str, video_path: str) -> UpstreamSource | None:
 
 # ------------------------------------------------------------------ the command
 
-def _manifest(root: Path) -> dict:
-    path = root / MANIFEST
-    try:
-        value = read_json(path) if path.is_file() else {}
-    except DataError:
-        value = {}
-    return value if isinstance(value, dict) else {}
+def _not_replaced(rep: VideoReport, target: Path, cand: Candidate, force: bool, manifest: dict) -> bool:
+    """For a present video that fails the check, with an upstream copy: say whose fault it is, and whether it
+    stays (True) or is made again from the upstream copy (``force``). Files are compared by content identity,
+    never by name, size or times: a video file with its upstream copy; a file this package made (frames
+    assembled, a zip member extracted) with the identity the manifest recorded when it was made."""
+    if cand.kind == "file":
+        if same_content(target, cand):
+            rep.reason += (f" (the upstream copy {cand.describe()} holds the same bytes: it is affected itself; "
+                           "fetch it again)")
+            return True
+        if not force:
+            rep.reason += (f"; the upstream copy {cand.describe()} holds other bytes than the file in the root: rerun "
+                           "with --force to replace the root's copy with it")
+        return not force
+    placed = manifest.get(rep.video_path)
+    made = isinstance(placed, dict) and placed.get("from") == cand.describe()
+    if made and same_file(target, placed.get("identity")):
+        rep.reason += (f" (made from {cand.describe()} and unchanged since: that copy itself is affected; fetch it "
+                       "again, then rerun with --force to make the file again)")
+    elif not force:
+        rep.reason += (f"; an upstream copy exists ({cand.describe()}): rerun with --force to make the file again "
+                       "from it")
+    return not force
 
 
 def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike,
                 upstream: dict[str | None, list[str | os.PathLike]] | None = None, *, write: bool = False,
                 mode: str = "auto", extract: bool = False, force: bool = False, decode: bool = True,
-                checksums: dict[str, str] | None = None, compute_checksums: bool = False, workers: int = 4,
-                progress: bool = True, cache: VideoCheckCache | None = None) -> ReconstructReport:
+                checksums: ChecksumList | Mapping[str, str] | None = None, compute_checksums: bool = False,
+                workers: int = 4, progress: bool = True, cache: VideoCheckCache | None = None) -> ReconstructReport:
     """Check (``write=False``: ``videos check``) or place and check (``videos link``) every video the data use.
 
     ``upstream``: ``{source name: [download folders]}``; the key ``None`` means "any source" (one folder
-    holding several downloads). MedHorizonError for unusable arguments or data (nothing is written then);
-    every per-video problem is in the report instead.
+    holding several downloads). ``checksums``: a ``--checksums`` list (:mod:`.checksums`), matched to the
+    data's videos first (MedHorizonError when it names none). MedHorizonError for unusable arguments or data
+    (nothing is written then); every per-video problem is in the report instead.
     """
     if mode not in MODES:
         raise MedHorizonError(f"unknown link mode {mode!r} (expected one of {', '.join(MODES)})")
@@ -95,10 +113,15 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
                 roots[t].append(Path(p).expanduser())
     _, refs = video_refs(benchmark, data)
     info = _video_info(benchmark, data)
+    matched = match_checksums(checksums, root, [r.video_path for r in refs]) if checksums is not None else None
+    wanted = matched.wanted if matched is not None else None
+    if os.path.lexists(root) and not root.is_dir():
+        raise MedHorizonError(f"the video root {root} is not a folder" +
+                              (" (a symlink that leads nowhere, or loops)" if root.is_symlink() else ""))
+    # read before anything is written: a manifest that cannot be read stops a link here
+    manifest = read_manifest(root, strict=write) if root.is_dir() else {}
     if write:
         root.mkdir(parents=True, exist_ok=True)
-    if root.exists() and not root.is_dir():
-        raise MedHorizonError(f"the video root {root} is not a folder")
     cache = cache if cache is not None else VideoCheckCache()
     reports: dict[str, VideoReport] = {}
     safe: list[VideoRef] = []
@@ -114,7 +137,7 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
         safe.append(ref)
 
     present = [r for r in safe if os.path.lexists(resolve_video_path(root, r.video_path))]
-    verify(root, present, reports, info, cache=cache, decode=decode, checksums=checksums,
+    verify(root, present, reports, info, cache=cache, decode=decode, checksums=wanted,
            compute_checksums=compute_checksums, workers=workers, progress=progress)
     for r in present:
         if reports[r.video_path].state == "ok":
@@ -123,7 +146,6 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
     index = scan_upstream(roots) if roots else UpstreamIndex()
     todo = [r for r in safe if reports[r.video_path].state != "ok"]
     placed: list[VideoRef] = []
-    manifest = _manifest(root)  # read-only unless write: it also says where a failing file was placed from
     from tqdm import tqdm
 
     for ref in tqdm(todo, desc="videos: link" if write else "videos: look upstream", unit="video", leave=False,
@@ -134,7 +156,10 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
         if not cands:
             if rep.state == "unchecked" or rep.state == "missing":
                 rep.state = "missing"
-                if src is None:
+                refused = index.refused_for(src, ref.video_path) if src is not None else []
+                if refused:
+                    rep.reason = f"not under the root; upstream only as {'; '.join(refused)}"
+                elif src is None:
                     rep.reason = "no upstream source is known for this video (its dataset name and folder match none)"
                 elif src.name not in roots:
                     rep.reason = f"not under the root, and no download of {src.name} was given (--from)"
@@ -147,18 +172,8 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
         if len({c.describe() for c in cands}) > 1:
             rep.notes.append(f"{len(cands)} upstream copies match; using {cand.describe()}")
         target = resolve_video_path(root, ref.video_path)
-        if rep.state == "unusable":
-            if same_file(target, cand):
-                rep.reason += f" (the upstream copy {cand.path} itself is affected: fetch it again)"
-                continue
-            placed_from = manifest.get(ref.video_path)
-            if isinstance(placed_from, dict) and placed_from.get("from") == cand.describe():
-                rep.reason += (f" (placed earlier from {cand.describe()}: that copy itself is affected; fetch it "
-                               f"again, then rerun with --force)")
-                continue
-            if not force:
-                rep.reason += f"; an upstream copy exists ({cand.describe()}): rerun with --force to replace the file"
-                continue
+        if rep.state == "unusable" and _not_replaced(rep, target, cand, force, manifest):
+            continue
         if not write:
             rep.state = "archived" if cand.kind == "zip" else "found"
             rep.reason = f"upstream copy: {cand.describe()}"
@@ -178,13 +193,12 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
         rep.action, rep.upstream, rep.state, rep.reason = action, cand.describe(), "unchecked", ""
         if details.get("gaps"):
             rep.notes.append(f"{details['gaps']} frame number(s) missing upstream: their time is kept as a gap")
-        manifest[ref.video_path] = {"source": rep.source, "how": action, "from": cand.describe(),
-                                    "at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                                    **({"frames": details} if details else {})}
-        atomic_write_json(root / MANIFEST, manifest)
+        made = {"identity": file_identity(target)} if cand.kind != "file" else {}  # see _not_replaced
+        record_placed(root, ref.video_path, {"source": rep.source, "how": action, "from": cand.describe(), **made,
+                                             **({"frames": details} if details else {})})
         placed.append(ref)
 
-    verify(root, placed, reports, info, cache=cache, decode=decode, checksums=checksums,
+    verify(root, placed, reports, info, cache=cache, decode=decode, checksums=wanted,
            compute_checksums=compute_checksums, workers=workers, progress=progress)
     for ref in placed:
         rep = reports[ref.video_path]
@@ -198,4 +212,4 @@ def reconstruct(benchmark: str, data: str | os.PathLike, root: str | os.PathLike
             if found:
                 archives[name] = [str(a) for a in found]
     return ReconstructReport("link" if write else "check", benchmark, str(data), str(root),
-                             [reports[r.video_path] for r in refs], archives)
+                             [reports[r.video_path] for r in refs], archives, matched)

@@ -4,29 +4,31 @@ checksums)."""
 
 from __future__ import annotations
 
-import os
-import re
 from pathlib import Path
 
 from ...benchmarks.videos import VideoCheckCache, VideoRef, check_videos
-from ...core.errors import DataError, VideoError
+from ...core.errors import VideoError
 from ...core.paths import resolve_video_path
-from ...core.safeio import read_text, sha256_file
+from ...core.safeio import sha256_file
 from .report import VideoReport
 
-__all__ = ["verify", "read_checksums"]
+__all__ = ["verify"]
 
 
 def verify(root: Path, refs: list[VideoRef], reports: dict[str, VideoReport], info: dict, *, cache: VideoCheckCache,
            decode: bool, checksums: dict[str, str] | None, compute_checksums: bool, workers: int,
            progress: bool) -> None:
-    """The shared pre-flight on ``refs``, then decoding, frame count / rate and checksum; fills ``reports``."""
+    """The shared pre-flight on ``refs``, then decoding, frame count / rate and checksum; fills ``reports``.
+
+    ``checksums``: ``{video_path: expected SHA-256}`` (a matched ``--checksums`` list); each video compared
+    is marked in its report (``checksum``: ``"match"`` or ``"differs"``), a difference makes it unusable."""
     if not refs:
         return
     problems = {p.video_path: p.reason for p in
                 check_videos(root, refs, workers=workers, progress=progress, cache=cache, desc="videos: check")}
     for ref in refs:
         rep = reports[ref.video_path]
+        rep.checksum = ""
         reason = problems.get(ref.video_path)
         if reason is not None:
             rep.state = "missing" if "not found" in reason else "unusable"
@@ -57,7 +59,9 @@ def verify(root: Path, refs: list[VideoRef], reports: dict[str, VideoReport], in
                 hit = {"sha256": sha256_file(path)}
                 cache.put(key, hit)
             rep.sha256 = hit["sha256"]
-            if want is not None and want != rep.sha256:
+            if want is not None:
+                rep.checksum = "match" if want == rep.sha256 else "differs"
+            if rep.checksum == "differs":
                 rep.state, rep.reason = "unusable", f"SHA-256 {rep.sha256} differs from the expected {want}"
                 continue
         rep.state, rep.reason = "ok", ""
@@ -78,19 +82,3 @@ def _decode_error(path: Path, num_frames: int | None) -> str | None:
         return str(exc).split(" (video:")[0]
     return None
 
-
-def read_checksums(path: str | os.PathLike) -> dict[str, str]:
-    """``sha256sum`` output (``HEX  video_path`` per line, paths relative to the root) -> ``{path: hex}``."""
-    out: dict[str, str] = {}
-    problems = []
-    for n, line in enumerate(read_text(path).splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        m = re.fullmatch(r"\s*([0-9a-fA-F]{64})\s+\*?(.+?)\s*", line)
-        if not m:
-            problems.append(f"line {n}: expected '<64 hex digits>  <video_path>', got {line[:80]!r}")
-            continue
-        out[m.group(2).replace("\\", "/").removeprefix("./")] = m.group(1).lower()
-    if problems:
-        raise DataError(problems, source=str(path))
-    return out
