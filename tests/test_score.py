@@ -87,7 +87,8 @@ def test_json_contract(release, tmp_path, capsys):
     from statsmodels.stats.proportion import proportion_confint
     assert (lo, hi) == pytest.approx(proportion_confint(4, 26, method="wilson"))
     assert list(rep["by_task"]) == TASKS
-    assert rep["by_task"]["PR"] == {"accuracy": 1.0, "correct": 2, "n": 2, "invalid": 0, "missing": 0, "errors": 0}
+    assert rep["by_task"]["PR"] == {"accuracy": 1.0, "correct": 2, "n": 2, "invalid": 0, "missing": 0, "errors": 0,
+                                    "request_errors": 0, "truncated": 0}
     assert rep["by_task"]["LA"]["missing"] == 1 and rep["by_task"]["CPR"]["invalid"] == 1
     assert rep["by_family"]["fine_grained"]["n"] == 16 and rep["by_family"]["semantic_reasoning"]["n"] == 10
     assert rep["by_family"]["fine_grained"]["correct"] == 4

@@ -2,8 +2,11 @@
 
 Accuracy is pooled at item level (correct / total), as in the paper's Table 2
 ("item-level correct/total ratios ... rounded to one decimal place"). Items
-without a prediction (missing), with an unextractable answer (invalid) or whose
-video could not be read (error) count as wrong and are counted separately.
+without a prediction (missing), with an unextractable answer (invalid), whose
+video could not be read (error), or whose response was a failure (a request
+that failed, ``request_error``; an empty or cut-off reply, ``truncated``:
+:mod:`medhorizon_tasks.core.responses`, never extracted) count as wrong and
+are counted separately.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...core.extract import extract_choice
-from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
+from ...core.predictions import PREDICTION_KEYS, failed_responses, read_predictions, records_for, status_counts
+from ...core.responses import response_failure
 from ...core.stats import wilson_ci
 from ...core.text import pct
 from .release import Item
@@ -29,9 +33,15 @@ def _base(item: Item, mode: str) -> dict:
 
 
 def score_item(item: Item, raw_output: str | None, mode: str) -> dict:
-    """The per-item record for one model output (the one record format every report reads)."""
-    ex = extract_choice(raw_output, item.options)
+    """The per-item record for one model output (the one record format every report reads); a failed
+    response is its status (``request_error``, ``truncated``), wrong, never extracted."""
     rec = _base(item, mode)
+    failure = response_failure(raw_output)
+    if failure is not None:
+        rec.update(raw_output=raw_output, extracted=None, status=failure.status, valid=False, correct=False,
+                   error=None)
+        return rec
+    ex = extract_choice(raw_output, item.options)
     rec.update(raw_output=raw_output, extracted=ex.letter, status=ex.status, valid=ex.valid,
                correct=bool(ex.valid and ex.letter == item.answer), error=None)
     return rec
@@ -69,14 +79,7 @@ def score_predictions(items: list[Item], predictions: dict[str, dict], mode: str
 def _summary(recs: list[dict], with_ci: bool = False) -> dict:
     n = len(recs)
     correct = sum(1 for r in recs if r["correct"])
-    out = {
-        "accuracy": correct / n if n else None,
-        "correct": correct,
-        "n": n,
-        "invalid": sum(1 for r in recs if r["status"] not in ("ok", "missing", "error")),
-        "missing": sum(1 for r in recs if r["status"] == "missing"),
-        "errors": sum(1 for r in recs if r["status"] == "error"),
-    }
+    out = {"accuracy": correct / n if n else None, "correct": correct, "n": n, **status_counts(recs)}
     if with_ci:
         ci = wilson_ci(correct, n)
         out["ci95"] = list(ci) if ci else None
@@ -102,6 +105,7 @@ def report(records: list[dict]) -> dict:
         "by_hop": {h: _summary(groups["hop"][h]) for h in sorted(groups["hop"])},
         "by_source": {s: _summary(groups["source"][s]) for s in sorted(groups["source"])},
         "video_errors": [{"uid": r["uid"], "error": r["error"]} for r in records if r.get("error")],
+        "failed_responses": failed_responses(records),
     }
 
 
@@ -132,7 +136,7 @@ def format_table(rows: list[tuple[str, str, dict]]) -> str:
         extra = [f"n={o['n']}"]
         if o.get("ci95"):
             extra.append(f"95% CI {pct(o['ci95'][0])}–{pct(o['ci95'][1])}")
-        for k in ("invalid", "missing", "errors"):
+        for k in ("invalid", "missing", "errors", "request_errors", "truncated"):
             if o.get(k):
                 extra.append(f"{k}={o[k]}")
         notes.append(f"  {model} [{inp}]: " + ", ".join(extra))
