@@ -14,7 +14,14 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...core.extract import extract_choice
-from ...core.predictions import PREDICTION_KEYS, failed_responses, read_predictions, records_for, status_counts
+from ...core.predictions import (
+    PREDICTION_KEYS,
+    STATUS_COUNT_KEYS,
+    failed_responses,
+    read_predictions,
+    records_for,
+    status_counts,
+)
 from ...core.responses import response_failure
 from ...core.stats import wilson_ci
 from ...core.text import pct
@@ -136,7 +143,7 @@ def format_table(rows: list[tuple[str, str, dict]]) -> str:
         extra = [f"n={o['n']}"]
         if o.get("ci95"):
             extra.append(f"95% CI {pct(o['ci95'][0])}–{pct(o['ci95'][1])}")
-        for k in ("invalid", "missing", "errors", "request_errors", "truncated"):
+        for k in STATUS_COUNT_KEYS:
             if o.get(k):
                 extra.append(f"{k}={o[k]}")
         notes.append(f"  {model} [{inp}]: " + ", ".join(extra))
