@@ -62,7 +62,7 @@ from tqdm import tqdm
 
 from ....benchmarks.request_rules import request_fields, rule_for
 from ....core.errors import MedHorizonError
-from ....core.responses import request_error_text, truncated_text
+from ....core.responses import request_error_text, response_failure, truncated_text
 from ....core.retry import backoff_wait, retry_after, transient_status
 from ....core.video.planned_frames import PlannedFrames
 from .base import request_visuals
@@ -228,7 +228,7 @@ class OpenAICompatible(_OpenAICompatible):
             collect(0)
         bar.close()
         for i, result in enumerate(results):
-            if result is not None:
+            if result is not None and response_failure(result.text) is None:  # lmms-eval's cache keeps answers only
                 self.cache_hook.add_partial("generate_until", (requests[i].args[0], requests[i].args[1]), result.text)
         if others:
             for i, answer in zip(others, super().generate_until([requests[i] for i in others])):
