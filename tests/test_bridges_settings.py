@@ -10,6 +10,8 @@ import yaml
 from medhorizon_tasks.adapters.lmms_eval.bridges.manifest import BRIDGES
 from medhorizon_tasks.adapters.lmms_eval.runner import task_path
 from medhorizon_tasks.benchmarks.medhorizon import model_settings as M
+from medhorizon_tasks.benchmarks.request_rules import request_fields, rule_for
+from medhorizon_tasks.benchmarks.sureon import model_settings as SUREON
 from medhorizon_tasks.commands.protocol import add_parser
 from medhorizon_tasks.core.errors import MedHorizonError
 
@@ -110,7 +112,7 @@ def test_protocol_command(capsys):
     status, out = _protocol(["lingshu_7b", "--output-path", "runs/lingshu"], capsys)
     assert out.rstrip().endswith("--output_path runs/lingshu")
     status, out = _protocol(["--list"], capsys)
-    assert status == 0 and len(out.splitlines()) == len(M.SETTINGS)
+    assert status == 0 and len(out.splitlines()) == len(M.SETTINGS) + len(SUREON.SETTINGS)
     assert "qwen3_vl_8b" in out and "not runnable here" in out
     status, out = _protocol(["--markdown"], capsys)
     assert out == M.markdown_table() + "\n"
@@ -123,7 +125,7 @@ def test_protocol_command(capsys):
 def test_markdown_table_has_every_row():
     lines = M.markdown_table().splitlines()
     assert len(lines) == 2 + len(M.SETTINGS)
-    assert all(line.count("|") == 7 for line in lines)
+    assert all(line.count("|") == 8 for line in lines)
     assert "| Qwen3-VL-8B (Table 7) | 1 FPS, cap 768 | `medhorizon_qwen3_vl` |" in M.markdown_table()
 
 
@@ -156,3 +158,40 @@ def test_the_printed_command_gives_the_shell_exactly_its_values(capsys):
         if s.runnable:
             argv = shlex.split(M.lmms_eval_command(s, "out dir"))
             assert argv[argv.index("--model_args") + 1] == s.model_args and argv[-1] == "out dir", s.row
+
+
+def _model_args(s) -> dict:
+    return dict(part.split("=", 1) for part in s.model_args.split(","))
+
+
+def test_a_thinking_models_row_gets_its_budget(capsys):
+    """A model that thinks before it answers is run with room to answer: the Qwen3-VL Thinking row gets its model
+    card's budget and the wrapper's thinking switch, the closed reasoning rows the reasoning budget and the effort
+    the paper names; every other row keeps the tasks' 256 tokens (the template's, printed nowhere)."""
+    thinking = SUREON.SETTINGS[2]
+    assert thinking.paper_row == "Qwen3VL-32B-T" and thinking.max_new_tokens == M.QWEN3_VL_THINKING_BUDGET == 40_960
+    status, out = _protocol(["sureon_qwen3_vl_32b_thinking"], capsys)
+    assert status == 0 and out.split() == [
+        "lmms-eval", "--model", "medhorizon_qwen3_vl", "--model_args",
+        "pretrained=Qwen/Qwen3-VL-32B-Thinking,enable_thinking=true", "--tasks", "sureon_visual,sureon_blind",
+        "--gen_kwargs", "max_new_tokens=40960", "--batch_size", "1", "--log_samples", "--output_path", "results/"]
+    for s in (*M.SETTINGS, *SUREON.SETTINGS):
+        if s.adapter == "medhorizon_openai":
+            model = _model_args(s)["model"]
+            assert rule_for(model).reasoning and s.max_new_tokens == M.REASONING_BUDGET == 25_000, s.row
+            request_fields(model, s.max_new_tokens, 0, _model_args(s))  # the provider takes the row's args
+            assert f"--gen_kwargs max_new_tokens={M.REASONING_BUDGET} " in M.lmms_eval_command(s)
+        elif s is not thinking:
+            assert s.max_new_tokens is None and "--gen_kwargs" not in (M.lmms_eval_command(s) or ""), s.row
+    for task in ("medhorizon", "sureon_visual"):
+        assert yaml.load((task_path() / f"_{task.split('_')[0]}_template_yaml").read_text(),
+                         Loader=_TagsIgnored)["generation_kwargs"]["max_new_tokens"] == 256
+    sureon_closed = {s.paper_row: _model_args(s) for s in SUREON.SETTINGS if s.adapter == "medhorizon_openai"}
+    assert {k: v.get("reasoning_effort") for k, v in sureon_closed.items()} == {"GPT-5.1 (high)": "high",
+                                                                            "Gemini 3.1 Pro": "high"}
+
+
+def test_the_readme_has_sureons_rows():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert M.markdown_table(SUREON.SETTINGS) + "\n" in readme, "regenerate: medhorizon-tasks protocol --markdown " \
+                                                                "--benchmark sureon"

@@ -13,6 +13,7 @@ import pytest
 
 from medhorizon_tasks.core import judge as J
 from medhorizon_tasks.core.errors import DataError, MedHorizonError
+from openai_mock import send_json
 
 REFERENCE = "dissect Calot's triangle; clip the cystic duct; divide the cystic duct; remove the gallbladder"
 QUESTION = "Summarise, in order, the steps the surgeon performs to remove the gallbladder."
@@ -107,17 +108,7 @@ class FakeJudgeServer:
                     code, headers, payload = 404, {}, {"error": {"message": f"no route {self.path}"}}
                 else:
                     code, headers, payload = action(body)
-                data = json.dumps(payload).encode()
-                try:
-                    self.send_response(code)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except OSError:
-                    pass  # the client gave up (timeout test)
+                send_json(self, code, payload, headers)  # a client that gave up (timeout test) gets nothing
 
             def log_message(self, *args):
                 pass

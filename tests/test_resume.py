@@ -93,6 +93,50 @@ def test_a_video_outcome_knows_when_its_file_changed(tmp_path):
     assert fresh.get("item-b") == "video file not found" and fresh.since(0)[1]["file"] == journaled[1]["file"]
 
 
+class _Inner:
+    """A model whose answers are given per call: it records the prompts it was asked."""
+
+    def __init__(self, *answers):
+        self.answers, self.asked = list(answers), []
+
+    def generate_until(self, requests):
+        self.asked.extend(r.args[0] for r in requests)
+        return [self.answers.pop(0) for _ in requests]
+
+
+def _resumable(tmp_path, inner):
+    from medhorizon_tasks.adapters.lmms_eval.resumable import ResumableModel
+
+    model = object.__new__(ResumableModel)  # its inner model is given here, not loaded by name
+    model.inner, model.inner_name, model.journal_path, model.chunk = inner, "fake", tmp_path / "run.journal", 1
+    model.identity, model._journal, model.task_dict, model._rank, model._world_size = "id", None, {}, 0, 1
+    return model
+
+
+def test_a_failed_response_is_returned_but_never_journaled_for_reuse(tmp_path):
+    from types import SimpleNamespace
+
+    from lmms_eval.api.instance import GenerationResult
+
+    requests = [SimpleNamespace(task_name="medhorizon", doc_id=i, idx=0, args=(f"prompt {i}", {})) for i in range(4)]
+    failures = ["[LMMS_EVAL_REQUEST_FAILED after 5 retries] Error code: 500", "",
+                GenerationResult(text="[MEDHORIZON_TRUNCATED: finish_reason=length] The answer is")]
+    first = _Inner(GenerationResult(text="A"), *failures)
+    got = _resumable(tmp_path, first).generate_until(requests)
+    assert got == ["A", failures[0], "", failures[2].text]
+    again = _Inner("B", "C", "D")
+    assert _resumable(tmp_path, again).generate_until(requests) == ["A", "B", "C", "D"]
+    assert again.asked == ["prompt 1", "prompt 2", "prompt 3"], "only the failed requests are asked again"
+    third = _Inner()
+    assert _resumable(tmp_path, third).generate_until(requests) == ["A", "B", "C", "D"] and third.asked == []
+    # a journal written before failures were recognised asks its failed response again
+    Journal(tmp_path / "old.journal.rank0", identity="id").add("k", "Failed to obtain answer via API.")
+    old = _resumable(tmp_path, _Inner("E"))
+    old.journal_path = tmp_path / "old.journal"
+    old._key = lambda method, r: "k"
+    assert old.generate_until(requests[:1]) == ["E"] and old.inner.asked == ["prompt 0"]
+
+
 SWEEP = ["sweep", "--model", "medhorizon_needle", "--model_args", "delay_s=0.08", "--synthetic", "--limit", "10"]
 
 

@@ -133,3 +133,26 @@ def test_a_held_output_folder_refuses_a_second_run_naming_the_first(tmp_path):
     with own_outputs(tmp_path / "out", "medhorizon-tasks run --model b", option="--output_path"):
         pass  # released when the first run ended
     assert not (tmp_path / "out" / ".medhorizon_run.json").exists()
+
+
+def test_items_without_an_answer_from_the_model_fail_the_run_listed_by_uid(synthetic, tmp_path, monkeypatch):
+    """The samples' records, made by the task hook's scorer: a failed request or an empty / cut-off reply is a
+    reason the run does not count, whatever MEDHORIZON_ALLOW_VIDEO_ERRORS says, each item named."""
+    from medhorizon_tasks.benchmarks.medhorizon.release import load_release
+    from medhorizon_tasks.benchmarks.medhorizon.scoring import record_for
+
+    monkeypatch.setenv("MEDHORIZON_ALLOW_VIDEO_ERRORS", "1")
+    items = load_release(synthetic.data_path)[:4]
+    raws = ["[LMMS_EVAL_REQUEST_FAILED after 1 retries] Error code: 400 - Unsupported parameter: 'max_tokens'",
+            "", "[MEDHORIZON_TRUNCATED: finish_reason=length] The answer is", items[3].answer]
+    path = tmp_path / "s_medhorizon.jsonl"
+    path.write_text("".join(json.dumps({"doc_id": i, "filtered_resps": [raw],
+                                        "accuracy": record_for(it, raw, "visual", None)}) + "\n"
+                            for i, (it, raw) in enumerate(zip(items, raws))))
+    v = judge_run(_run(tmp_path, _results(medhorizon=0.25), {"medhorizon": path}), 0)
+    assert v.exit_code == 1 and len(v.reasons) == 1
+    reason = v.reasons[0]
+    assert reason.startswith("task medhorizon: 3 item(s) got no answer from the model (1 request_error, 2 truncated)")
+    assert f"item {items[0].uid}: request_error (after 1 retries: Error code: 400 - Unsupported parameter" in reason
+    assert f"item {items[1].uid}: truncated (empty reply)" in reason
+    assert f"item {items[2].uid}: truncated (finish_reason=length)" in reason and f"item {items[3].uid}" not in reason

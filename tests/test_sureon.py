@@ -253,7 +253,7 @@ def test_score_item_mcq_and_to(items):
     assert r["answer"] == ["Clipping", "Dissection", "Lymph node dissection"]
     r = S.score_item(by["t1"], "Dissection > Clipping > Lymph node dissection", "visual")
     assert (r["status"], r["correct"]) == ("ok", False)
-    assert S.score_item(by["t1"], "  ", "visual")["status"] == "empty"
+    assert S.score_item(by["t1"], "  ", "visual")["status"] == "truncated"  # an empty reply is no answer
     assert S.score_item(by["t1"], "no idea", "visual")["status"] == "unparsed"
     json.dumps(r)
 
@@ -336,7 +336,7 @@ def test_report_hand_computed(items):
 
     # SM: m1 correct, m2 incorrect, m3 no usable verdict
     assert rep["sm"] == {"accuracy": pytest.approx(1 / 3), "correct": 1, "n": 3, "judged": 2, "not_judged": 0,
-                         "invalid": 1}
+                         "invalid": 1, "request_errors": 0, "truncated": 0}
 
     # MG: blind gets a2 and t1 right -> 2/11; MG = 5/11 - 2/11. SM: both runs judged alike (1/3 each) -> 0
     assert rep["mg"]["overall"] == pytest.approx(float(Fraction(3, 11)))
@@ -348,14 +348,16 @@ def test_report_hand_computed(items):
 
 def test_report_exact_json_keys(items):
     rep = S.report(run(items, VISUAL), blind_records=run(items, BLIND), n_resamples=NR)
-    summary_keys = {"accuracy", "correct", "n", "ci95_bootstrap", "ci95_wilson", "invalid", "missing", "errors"}
+    summary_keys = {"accuracy", "correct", "n", "ci95_bootstrap", "ci95_wilson", "invalid", "missing", "errors",
+                    "request_errors", "truncated"}
     assert list(rep) == ["benchmark", "mu", "perception", "reasoning", "by_category", "sm", "video_errors",
-                         "missing", "blind_missing", "mg"]
+                         "failed_responses", "missing", "blind_missing", "blind_failed_responses", "mg"]
     assert rep["benchmark"] == "sureon"
     for key in ("mu", "perception", "reasoning"):
         assert set(rep[key]) == summary_keys
     assert all(set(v) == summary_keys for v in rep["by_category"].values())
-    assert set(rep["sm"]) == {"accuracy", "correct", "n", "judged", "not_judged", "invalid"}
+    assert set(rep["sm"]) == {"accuracy", "correct", "n", "judged", "not_judged", "invalid", "request_errors",
+                              "truncated"}
     assert set(rep["mg"]) == {"overall", "by_category"}
     assert all(isinstance(v, float) for v in rep["mg"]["by_category"].values())
     assert json.loads(json.dumps(rep)) == rep
@@ -411,7 +413,8 @@ def test_sm_never_enters_mu(items):
     assert rep_a["mu"] == rep_b["mu"] == rep_c["mu"]
     assert rep_a["reasoning"] == rep_c["reasoning"]
     assert (rep_a["sm"]["accuracy"], rep_b["sm"]["accuracy"]) == (1.0, 0.0)
-    assert rep_c["sm"] == {"accuracy": None, "correct": 0, "n": 3, "judged": 0, "not_judged": 3, "invalid": 0}
+    assert rep_c["sm"] == {"accuracy": None, "correct": 0, "n": 3, "judged": 0, "not_judged": 3, "invalid": 0,
+                           "request_errors": 0, "truncated": 0}
 
 
 def test_report_rejects_mismatched_blind_run_and_duplicates(items):

@@ -35,8 +35,9 @@ def test_score_sureon_json_shape_and_gain(tmp_path, capsys):
                  "--blind", str(blind), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert list(rep) == ["benchmark", "mu", "perception", "reasoning", "by_category", "sm", "video_errors",
-                         "missing", "blind_missing", "mg"]
+                         "failed_responses", "missing", "blind_missing", "blind_failed_responses", "mg"]
     assert rep["video_errors"] == rep["missing"] == rep["blind_missing"] == []
+    assert rep["failed_responses"] == rep["blind_failed_responses"] == []
     assert rep["mu"]["accuracy"] == 1.0 and rep["mu"]["n"] == 3, "SM is kept out of mu"
     assert rep["perception"]["n"] == 1 and rep["reasoning"]["n"] == 2
     assert rep["sm"]["not_judged"] == 1

@@ -34,6 +34,7 @@ from medhorizon_tasks.benchmarks.surghi import scoring as surghi_scoring
 from medhorizon_tasks.benchmarks.surghi.protocol import load_frames as surghi_frames
 from medhorizon_tasks.benchmarks.surghi.protocol import predicted_labels
 from medhorizon_tasks.core.jsonl import iter_jsonl
+from medhorizon_tasks.core.predictions import failed_responses
 from medhorizon_tasks.core.text import report_json
 from medhorizon_tasks.data.synthetic.probes import image_digest
 
@@ -169,13 +170,28 @@ def test_the_authors_rule_is_reported_beside_the_default(vlm, broken_release):
 
 
 def test_a_failing_dataset_makes_the_launcher_fail_with_the_reason(vlm):
+    """The crashed dataset, and each dataset where the replay model's empty output (TRICKY[0]) was no answer: a
+    reason of its own naming the items; nothing else failed."""
     proc, work, _ = vlm
     assert proc.returncode == 1, proc.stderr[-3000:]
     lines = [x for x in proc.stderr.splitlines() if x.startswith("medhorizon-tasks: VLMEvalKit run")]
-    assert len(lines) == 1
-    assert lines[0].startswith("medhorizon-tasks: VLMEvalKit run FAILED: crash x Sureon_Synthetic_blind failed: "
-                               "test model crashed on Sureon_Synthetic_blind")
-    assert "  also:" not in proc.stderr, "nothing else failed"
+    assert len(lines) == 1 and lines[0].startswith("medhorizon-tasks: VLMEvalKit run FAILED: ")
+    reasons = [lines[0].split("FAILED: ", 1)[1], *(x[len("  also: "):] for x in proc.stderr.splitlines()
+                                                   if x.startswith("  also: "))]
+    assert [r for r in reasons if r.startswith("crash x")] == [next(r for r in reasons if r.startswith(
+        "crash x Sureon_Synthetic_blind failed: test model crashed on Sureon_Synthetic_blind"))]
+    expected = {}
+    for name in [*SYNTHETIC, RELEASE]:
+        failed = failed_responses(r for r in _records(work, "replay", name) if not r.get("error"))
+        if failed:
+            expected[name] = failed
+    assert set(expected) >= set(SYNTHETIC), "the empty output is no answer in every benchmark"
+    for name, failed in expected.items():
+        assert all(f["status"] == "truncated" and f["reason"] == "empty reply" for f in failed)
+        (reason,) = [r for r in reasons if r.startswith(f"replay x {name}: ")]
+        assert f"{len(failed)} item(s) got no answer from the model ({len(failed)} truncated)" in reason
+        assert f"item {failed[0]['uid']}: truncated (empty reply)" in reason
+    assert len(reasons) == 1 + len(expected), "nothing else failed"
     notes = [x for x in proc.stderr.splitlines() if x.startswith("  note:")]
     assert len(notes) == 4 and all(f"x {RELEASE}:" in n and "MEDHORIZON_ALLOW_VIDEO_ERRORS is set" in n for n in notes)
 

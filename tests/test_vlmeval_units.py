@@ -280,6 +280,26 @@ def test_a_run_with_a_relative_work_dir_is_judged_on_its_files(tmp_path, monkeyp
     assert v.ok, v.reasons
 
 
+def test_items_the_model_gave_no_answer_to_fail_the_vlmeval_run(synthetic, tmp_path):
+    """VLMEvalKit's own failure string and an empty reply, recorded by the dataset's scorer, are listed by uid."""
+    import time
+
+    since = time.time() - 5
+    name = "MedHorizon_Synthetic_cap64"
+    proto = protocol_for(PRESETS[name])
+    raws = ["Failed to obtain answer via API. ", "", *[it.answer for it in proto.units[2:5]]]
+    records = [proto.record(it, raw, None) for it, raw in zip(proto.units, raws)]
+    _status(tmp_path, "m", {name: {"status": "done", "metrics": {"accuracy": 0.6}}})
+    stem = tmp_path / "m" / f"m_{name}"
+    stem.with_name(stem.name + "_report.json").write_text(json.dumps(proto.report(proto.units[:5], records)))
+    stem.with_name(stem.name + "_records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    v = launch.judge_vlmeval_run(tmp_path, ["m"], {name: PRESETS[name]}, since)
+    assert v.exit_code == 1 and len(v.reasons) == 1
+    assert v.reasons[0] == (f"m x {name}: 2 item(s) got no answer from the model (1 request_error, 1 truncated) and "
+                            f"were counted wrong: item {proto.units[0].uid}: request_error (Failed to obtain answer "
+                            f"via API.); item {proto.units[1].uid}: truncated (empty reply)")
+
+
 def test_only_the_framework_shell_imports_vlmeval():
     """The launcher's checks, the protocols and the frame store load without VLMEvalKit (~30 s, ~1 GB), and
     nothing outside adapters/vlmeval imports it."""
@@ -314,7 +334,10 @@ class _LmmsTask:
         return hook(doc, results)
 
 
-RAWS = ["B", "<think>A?</think> The answer is C.", "", "NA", "I cannot tell.", "first > second > third"]
+RAWS = ["B", "<think>A?</think> The answer is C.", "", "NA", "I cannot tell.", "first > second > third",
+        # failures (core.responses): lmms-eval's placeholder, VLMEvalKit's FAIL_MSG, the bridge's markers
+        "[LMMS_EVAL_REQUEST_FAILED after 5 retries] Error code: 400 - Unsupported parameter. Answer: B",
+        "Failed to obtain answer via API.", "[MEDHORIZON_TRUNCATED: finish_reason=length] The answer is C"]
 
 
 def test_medhorizon_prompts_frames_and_records_equal_the_lmms_eval_hooks(synthetic, tmp_path, monkeypatch):

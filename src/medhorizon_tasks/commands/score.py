@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..core.errors import MedHorizonError
+from ..core.predictions import failure_listing
 from ..core.text import listing, report_json, with_item
 from .common import add_extraction_argument, load_items, medhorizon_only
 from .paper import (
@@ -111,9 +112,10 @@ def _cmd_score_surghi(args) -> int:
         print(scoring.format_report(rep))
         print_comparisons(paper)
     for ds, r in rep["datasets"].items():
-        if r.get("n_missing") or r.get("n_extra") or r.get("n_errors"):
+        if any(r.get(k) for k in scoring.COUNT_KEYS):
             print(f"warning: {ds}: {r['n_missing']} annotated frame(s) without a prediction (scored wrong), "
                   f"{r.get('n_errors', 0)} frame(s) whose video could not be read (scored wrong), "
+                  f"{r['n_request_errors'] + r['n_truncated']} frame(s) the model gave no answer to (scored wrong), "
                   f"{r['n_extra']} prediction(s) for frames not in the annotations (ignored)", file=sys.stderr)
     for name, u in rep.get("unknown_datasets", {}).items():
         hint = f" (did you mean {u['did_you_mean']!r}?)" if u["did_you_mean"] else ""
@@ -151,6 +153,8 @@ def _cmd_score(args) -> int:
         print(line)
     missing = [r["uid"] for r in records if r["status"] == "missing"]
     for line in listing("no prediction (scored wrong)", [f"item {u}" for u in missing]):
+        print(line)
+    for line in failure_listing(rep["failed_responses"]):
         print(line)
     return 0
 

@@ -34,12 +34,10 @@ Configuration from the environment (:meth:`JudgeConfig.from_env`):
 from __future__ import annotations
 
 import dataclasses
-import email.utils
 import http.client
 import ipaddress
 import json
 import os
-import random
 import re
 import secrets
 import socket
@@ -53,6 +51,7 @@ from dataclasses import dataclass, field
 
 from .errors import DataError, MedHorizonError
 from .journal import Journal, request_key
+from .retry import MAX_RETRY_WAIT_S, backoff_wait, retry_after, transient_status  # noqa: F401 (documented here)
 
 __all__ = [
     "PROMPT_VERSION",
@@ -70,8 +69,6 @@ __all__ = [
 #: Part of every cache key: change it whenever the prompt text changes.
 PROMPT_VERSION = "sureon-sm-strict-v1"
 
-#: Longest wait honoured from a ``Retry-After`` header, and longest backoff, in seconds.
-MAX_RETRY_WAIT_S = 60.0
 
 #: Longest ``reason`` kept in a verdict (and so in the cache); longer ones are cut, ending in "…".
 MAX_REASON_CHARS = 1000
@@ -418,25 +415,6 @@ def _server_message(body: bytes) -> str:
     return text[:500]
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when is None:
-            return None
-        seconds = when.timestamp() - time.time()
-    if seconds != seconds:  # NaN
-        return None
-    return min(max(seconds, 0.0), MAX_RETRY_WAIT_S)
-
-
 class _Retryable(Exception):
     def __init__(self, message: str, wait_s: float | None = None):
         super().__init__(message)
@@ -528,10 +506,7 @@ class Judge:
                 last = str(exc)
                 if attempt + 1 >= attempts:
                     break
-                wait = exc.wait_s
-                if wait is None:
-                    wait = min(cfg.backoff_s * 2 ** attempt, MAX_RETRY_WAIT_S) * random.uniform(0.5, 1.0)
-                self._sleep(wait)
+                self._sleep(backoff_wait(attempt, cfg.backoff_s, exc.wait_s))
         raise MedHorizonError(f"item {uid}: judge request to {cfg.endpoint} failed after {attempts} attempt(s); "
                               f"last error: {last}")
 
@@ -568,8 +543,8 @@ class Judge:
                 finally:
                     exc.close()
                 status = f"HTTP {exc.code}: {message}"
-                if exc.code == 429 or exc.code >= 500:
-                    raise _Retryable(status, _retry_after(exc.headers.get("Retry-After") if exc.headers else None))
+                if transient_status(exc.code):
+                    raise _Retryable(status, retry_after(exc.headers.get("Retry-After") if exc.headers else None))
                 if 300 <= exc.code < 400:
                     status += f" (redirect to {exc.headers.get('Location')!r} not followed)"
                 raise MedHorizonError(f"judge server at {url} answered {status}") from None

@@ -5,7 +5,8 @@ the authors' format (``{"uid": 0, "prediction": "A"}``), an lmms-eval
 ``--log_samples`` file of this package's tasks, or the per-item records this
 package writes. :func:`read_predictions` reads any of them into
 ``uid -> {"raw", "mode", "error"}``; :func:`records_for` turns that into one
-record per item with the benchmark's own scoring rule.
+record per item with the benchmark's own scoring rule, and :func:`status_counts` /
+:func:`failed_responses` say in every report what did not count as an answer.
 """
 
 from __future__ import annotations
@@ -15,8 +16,11 @@ import os
 from .errors import DataError
 from .jsonl import iter_jsonl
 from .log_samples import is_lmms_sample, response_text
+from .responses import FAILURE_STATUSES, REQUEST_ERROR, TRUNCATED, response_failure
+from .text import listing
 
-__all__ = ["PREDICTION_KEYS", "parse_uid", "read_predictions", "records_for"]
+__all__ = ["PREDICTION_KEYS", "parse_uid", "read_predictions", "records_for", "status_counts", "failed_responses",
+           "failure_listing", "STATUS_COUNT_KEYS"]
 
 PREDICTION_KEYS = ("prediction", "pred", "answer")
 
@@ -136,3 +140,40 @@ def records_for(items, predictions: dict[str, dict], mode: str | None, *, score,
         else:
             records.append(score(it, p["raw"], m))
     return records
+
+
+# ------------------------------------------------------------------ what did not count as an answer
+
+STATUS_COUNT_KEYS = ("invalid", "missing", "errors", "request_errors", "truncated")
+_COUNTED = {"missing": "missing", "error": "errors", REQUEST_ERROR: "request_errors", TRUNCATED: "truncated"}
+_ANSWERED = ("ok", "not_judged")  # an answer, scored (or waiting for the judge)
+
+
+def status_counts(records) -> dict[str, int]:
+    """How many records of a group did not count as an answer, by kind: ``invalid`` (no extractable answer),
+    ``missing`` (no prediction), ``errors`` (the video could not be read), ``request_errors`` and
+    ``truncated`` (the model's response was a failure, :mod:`medhorizon_tasks.core.responses`)."""
+    counts = dict.fromkeys(STATUS_COUNT_KEYS, 0)
+    for r in records:
+        status = r.get("status")
+        if status not in _ANSWERED:
+            counts[_COUNTED.get(status, "invalid")] += 1
+    return counts
+
+
+def failed_responses(records) -> list[dict]:
+    """``{"uid", "status", "reason"}`` of every record whose response was a failure (``request_error`` or
+    ``truncated``), in record order: what the reports list by uid."""
+    out = []
+    for r in records:
+        if isinstance(r, dict) and r.get("status") in FAILURE_STATUSES:
+            failure = response_failure(r.get("raw_output"))
+            out.append({"uid": str(r.get("uid")), "status": r["status"],
+                        "reason": failure.reason if failure else r["status"]})
+    return out
+
+
+def failure_listing(failures: list[dict], prefix: str = "") -> list[str]:
+    """The text reports' lines for :func:`failed_responses`: a title, then ``item <uid>: <status> (<reason>)``."""
+    return listing(f"{prefix}no answer from the model (scored wrong)",
+                   [f"item {f['uid']}: {f['status']} ({f['reason']})" for f in failures])

@@ -8,7 +8,9 @@ wrote and collects every reason the run does not count into a
 :class:`Verdict`, whose exit status is what the user's shell sees:
 
 * 0: every requested task produced its metric and per-item samples, with no
-  video error (or video errors allowed by ``MEDHORIZON_ALLOW_VIDEO_ERRORS=1``);
+  video error (or video errors allowed by ``MEDHORIZON_ALLOW_VIDEO_ERRORS=1``)
+  and an answer from the model to every item (no ``request_error``, no
+  ``truncated`` response: :mod:`medhorizon_tasks.core.responses`);
 * 1: the evaluation failed or is incomplete (one line per reason);
 * 2: the run was refused before it started (bad arguments, pre-flight, its
   output folder in use by another run).
@@ -76,6 +78,18 @@ class Verdict:
             self.notes.append(text + f" [{ALLOW_VIDEO_ERRORS_ENV} is set]")
         else:
             self.reasons.append(text + f"; set {ALLOW_VIDEO_ERRORS_ENV}=1 to accept such a run")
+
+    def add_failed_responses(self, where: str, failures: list[dict], shown: int = 10) -> None:
+        """Items of ``where`` whose response was a failure (``{"uid", "status", "reason"}``, a request that failed
+        after its retries or an empty or cut-off reply): always a reason the run does not count, each listed."""
+        if not failures:
+            return
+        statuses = [f["status"] for f in failures]
+        kinds = ", ".join(f"{statuses.count(s)} {s}" for s in sorted(set(statuses)))
+        items = "; ".join(f"item {f['uid']}: {f['status']} ({f['reason']})" for f in failures[:shown])
+        more = f"; ... and {len(failures) - shown} more (the report lists them)" if len(failures) > shown else ""
+        self.reasons.append(f"{where}: {len(failures)} item(s) got no answer from the model ({kinds}) and were "
+                            f"counted wrong: {items}{more}")
 
     def summary(self, prog: str = "medhorizon-tasks") -> str:
         if self.ok:

@@ -125,7 +125,8 @@ def aggregate_accuracy(records: list[dict]) -> float:
     rep = scoring.report(records)
     o = rep["overall"]
     logger.info(f"[medhorizon] accuracy {o['correct']}/{o['n']} = {o['accuracy']:.4f} "
-                f"(invalid {o['invalid']}, video errors {o['errors']})")
+                f"(invalid {o['invalid']}, video errors {o['errors']}, request errors {o['request_errors']}, "
+                f"truncated {o['truncated']})")
     for e in rep["video_errors"]:
         logger.warning(f"[medhorizon] video error, item {e['uid']}: {e['error']}")
     line = scoring.rules_line(rep)
@@ -133,6 +134,8 @@ def aggregate_accuracy(records: list[dict]) -> float:
         logger.info(f"[medhorizon] {line}")
     for line in scoring.fallback_lines(rep):
         logger.warning(f"[medhorizon] {line}")
+    for f in rep["failed_responses"]:
+        logger.warning(f"[medhorizon] no answer from the model, item {f['uid']}: {f['status']} ({f['reason']})")
     return o["accuracy"]
 
 

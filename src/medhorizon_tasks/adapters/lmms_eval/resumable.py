@@ -26,6 +26,12 @@ an uninterrupted one:
   generation settings) are part of the key, so a journal written with other
   ``model_args`` (another checkpoint or seed) is never reused.
 
+A response that is a failure (a request that failed after its retries, an
+empty or cut-off reply: :func:`medhorizon_tasks.core.responses.response_failure`)
+is returned to lmms-eval, which records it as such, but never journaled: a
+rerun asks it again (a journal of an earlier version that holds one asks it
+again too).
+
 Each rank writes ``<journal>.rank<r>`` and reads every rank's file, so a run
 may resume with a different number of processes.
 """
@@ -35,11 +41,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lmms_eval.api.instance import GenerationResult
 from lmms_eval.api.model import lmms
 from lmms_eval.models import get_model
 from loguru import logger
 
 from ...core.journal import Journal, request_key, run_identity
+from ...core.responses import response_failure
 from ...core.video.status import OUTCOMES
 
 
@@ -108,23 +116,31 @@ class ResumableModel(lmms):
         todo, stale = [], 0
         for i, k in enumerate(keys):
             rec = journal.record(k)
-            if rec is not None and OUTCOMES.unchanged(rec.get("video")):
+            if rec is not None and OUTCOMES.unchanged(rec.get("video")) and not _failed(rec["response"]):
                 OUTCOMES.restore(rec.get("video"))  # doc_to_visual is not called for it
             else:
                 todo.append(i)
-                stale += rec is not None
+                stale += rec is not None and not _failed(rec["response"])
         if stale:
             logger.warning(f"[medhorizon_resume] {self.journal_path}: {stale} journaled response(s) are asked "
                            f"again: a video they were given has changed, or appeared, since they were journaled")
+        failed: dict[str, object] = {}  # this run's failed responses: returned, never journaled
         for start in range(0, len(todo), self.chunk):
             batch = todo[start:start + self.chunk]
             mark = OUTCOMES.mark()
             responses = getattr(self.inner, method)([requests[i] for i in batch])
             video = OUTCOMES.since(mark)
             for i, resp in zip(batch, responses):
+                resp = _journalable(resp)
+                if _failed(resp):
+                    failed[keys[i]] = resp
+                    continue
                 journal.add(keys[i], resp, replace=True, task=requests[i].task_name, doc_id=requests[i].doc_id,
                             video=video)
-        return [journal.get(k) for k in keys]
+        if failed:
+            logger.warning(f"[medhorizon_resume] {len(failed)} response(s) were failures (request errors, empty or "
+                           f"cut-off replies): not journaled, a rerun asks them again")
+        return [failed[k] if k in failed else journal.get(k) for k in keys]
 
     def generate_until(self, requests) -> list:
         return self._run("generate_until", requests)
@@ -134,3 +150,13 @@ class ResumableModel(lmms):
 
     def loglikelihood(self, requests) -> list:
         return [tuple(x) for x in self._run("loglikelihood", requests)]
+
+
+def _journalable(response):
+    """A generation's text (lmms-eval's ``GenerationResult`` unwrapped: JSON cannot hold it, and its token counts
+    are not journaled); any other response (a text, a loglikelihood pair, multi-round texts) as it is."""
+    return response.text if isinstance(response, GenerationResult) else response
+
+
+def _failed(response) -> bool:
+    return response_failure(response) is not None

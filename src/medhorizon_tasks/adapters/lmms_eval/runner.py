@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...core.errors import DataError, MedHorizonError
+from ...core.predictions import failed_responses
 from ...core.safeio import read_json
 from ...runs.launch import EXIT_REFUSED, OutputsInUse, Verdict, last_error, own_outputs, run_logged, written_since
 
@@ -204,13 +205,12 @@ def leaf_tasks(results: dict, requested: list[str]) -> list[str]:
     return out or [t for t in requested if t not in groups]
 
 
-def video_errors_in(samples: Path) -> list[tuple[str, str]]:
-    """``(uid, error)`` of every sample whose per-item record says its video failed."""
-    out: list[tuple[str, str]] = []
+def _item_records(samples: Path):
+    """The per-item record of each sample line (the first metric value that carries a ``uid``)."""
     try:
         data = samples.read_bytes()
     except OSError:
-        return out
+        return
     # lines end at "\n" only: a model's text may hold U+2028 or U+0085, which str.splitlines would split on
     for line in data.split(b"\n"):
         try:
@@ -220,10 +220,20 @@ def video_errors_in(samples: Path) -> list[tuple[str, str]]:
         if not isinstance(rec, dict):
             continue
         for value in rec.values():
-            if isinstance(value, dict) and value.get("error") and "uid" in value:
-                out.append((str(value["uid"]), str(value["error"])))
+            if isinstance(value, dict) and "uid" in value:
+                yield value
                 break
-    return out
+
+
+def video_errors_in(samples: Path) -> list[tuple[str, str]]:
+    """``(uid, error)`` of every sample whose per-item record says its video failed."""
+    return [(str(r["uid"]), str(r["error"])) for r in _item_records(samples) if r.get("error")]
+
+
+def failed_responses_in(samples: Path) -> list[dict]:
+    """``{"uid", "status", "reason"}`` of every sample whose response was a failure (``request_error``,
+    ``truncated``), as the reports list them."""
+    return failed_responses(r for r in _item_records(samples) if not r.get("error"))
 
 
 def judge_run(run: LmmsRun, rc: int, *, log_samples: bool = True, ours_only: bool = False) -> Verdict:
@@ -255,6 +265,8 @@ def judge_run(run: LmmsRun, rc: int, *, log_samples: bool = True, ours_only: boo
         errors = video_errors_in(run.samples[task]) if task in run.samples else []
         if errors:
             v.add_video_errors(f"task {task}", len(errors), errors[0][1])
+        if task in run.samples:
+            v.add_failed_responses(f"task {task}", failed_responses_in(run.samples[task]))
     return v
 
 
@@ -312,10 +324,12 @@ RUN_HELP = """usage: medhorizon-tasks run <lmms-eval arguments>
 Runs the real lmms-eval CLI (python -m lmms_eval) with your arguments, then reads
 what it wrote and exits non-zero with one line saying why when the evaluation
 failed, a task produced no metric or no samples, items had video errors
-(unless MEDHORIZON_ALLOW_VIDEO_ERRORS=1), or the files written are not this
-run's alone. lmms-eval itself exits 0 in all of these cases. --output_path is
-required (the run holds it until it ends: a second run into the same folder is
-refused); --log_samples is added if missing.
+(unless MEDHORIZON_ALLOW_VIDEO_ERRORS=1), items got no answer from the model
+(a request that failed after its retries, an empty or cut-off reply: listed by
+uid), or the files written are not this run's alone. lmms-eval itself exits 0
+in all of these cases. --output_path is required (the run holds it until it
+ends: a second run into the same folder is refused); --log_samples is added if
+missing.
 
 exit status: 0 the run counts; 1 it failed or is incomplete; 2 refused before it
 started (arguments, pre-flight: data, video root or videos unusable; the

@@ -131,7 +131,7 @@ def surghi_report(records: list[dict]) -> dict:
     """The ``score --benchmark surghi`` report of a task's records (hierarchies from process_docs),
     computed once for the 11 metric aggregations that receive the same records."""
     global _LAST_REPORT
-    key = tuple((r["uid"], r["pred_phase"], r["pred_step"], r.get("error")) for r in records)
+    key = tuple((r["uid"], r["pred_phase"], r["pred_step"], r.get("error"), r.get("status")) for r in records)
     if _LAST_REPORT is not None and _LAST_REPORT[0] == key:
         return _LAST_REPORT[1]
     rows = [FrameRow(r["dataset"], r["video"], int(r["frame"]), r["gt_phase"], r["gt_step"]) for r in records]

@@ -40,6 +40,7 @@ from pathlib import Path
 
 from ...core.errors import DataError, MedHorizonError
 from ...core.jsonl import iter_jsonl
+from ...core.predictions import failed_responses
 from ...core.safeio import read_json
 from ...runs.launch import EXIT_REFUSED, OutputsInUse, Verdict, last_error, own_outputs, written_since
 from .presets import PRESETS, Preset
@@ -283,6 +284,7 @@ def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, 
     errors = [r for r in records if r.get("error")]
     if errors:
         v.add_video_errors(f"{model} x {dataset}", len(errors), str(errors[0]["error"]))
+    v.add_failed_responses(f"{model} x {dataset}", failed_responses(r for r in records if not r.get("error")))
     overall = report.get("overall") if isinstance(report.get("overall"), dict) else {}
     listed = report.get("missing")
     missing = overall.get("missing") or overall.get("n_missing") or (len(listed) if isinstance(listed, list) else 0)
@@ -354,8 +356,10 @@ HELP = """usage: medhorizon-tasks vlmeval <VLMEvalKit run arguments>
 Runs VLMEvalKit's own run.py (vlmeval.run.main) with this package's datasets and
 probe models registered, then reads what it wrote and exits non-zero with one
 line per reason when a dataset failed, was skipped, produced no metrics, had
-items without a prediction, or had video errors (unless
-MEDHORIZON_ALLOW_VIDEO_ERRORS=1). VLMEvalKit itself exits 0 in all of these cases.
+items without a prediction, had video errors (unless
+MEDHORIZON_ALLOW_VIDEO_ERRORS=1), or had items the model gave no answer to (a
+failed API request, VLMEvalKit's "Failed to obtain answer", an empty or cut-off
+reply: listed by uid). VLMEvalKit itself exits 0 in all of these cases.
 Each MedHorizon dataset's accuracy is printed under both answer rules (the
 package's and the MedHorizon authors'), with the items they read differently.
 

@@ -38,6 +38,7 @@ from ...benchmarks.surghi.frames import load_hierarchy_file, read_frame_rows, re
 from ...benchmarks.surghi.scoring import frame_record as surghi_record
 from ...benchmarks.surghi.scoring import records_report as surghi_report
 from ...core.errors import VideoError
+from ...core.responses import REQUEST_ERROR, TRUNCATED
 from .frames import FrameStore
 from .outputs import records_path
 from .presets import Preset
@@ -150,8 +151,8 @@ class MedHorizonProtocol(Protocol):
     def metrics(self, report):
         o = report["overall"]
         beside = f"accuracy_{medhorizon_scoring.BESIDE[report['extraction']]}"  # the authors' rule's accuracy
-        out = {k: o[k] for k in ("accuracy", "correct", "n", "invalid", "missing", "errors", beside,
-                                 "rules_disagree")}
+        out = {k: o[k] for k in ("accuracy", "correct", "n", "invalid", "missing", "errors", "request_errors",
+                                 "truncated", beside, "rules_disagree")}
         out.update({f"accuracy_{code}": s["accuracy"] for code, s in report["by_task"].items()})
         return out
 
@@ -223,9 +224,11 @@ class SureonProtocol(Protocol):
         return blind if scored(blind) == scored(records) else None  # another --limit: not comparable
 
     def metrics(self, report):
+        failed = [f["status"] for f in report["failed_responses"]]
         out = {"mu": report["mu"]["accuracy"], "n": report["mu"]["n"],
                "perception": report["perception"]["accuracy"], "reasoning": report["reasoning"]["accuracy"],
                "errors": len(report["video_errors"]), "missing": len(report["missing"]),
+               "request_errors": failed.count(REQUEST_ERROR), "truncated": failed.count(TRUNCATED),
                "sm_accuracy": report["sm"]["accuracy"], "sm_not_judged": report["sm"]["not_judged"]}
         out.update({f"accuracy_{c}": s["accuracy"] for c, s in report["by_category"].items()})
         if "mg" in report:
@@ -279,7 +282,8 @@ class SurgHiBenchProtocol(Protocol):
     def metrics(self, report):
         o = report["overall"]
         keep = ("phase_acc", "phase_f1", "step_acc", "step_f1", "multi_level", "both_wrong", "both_right",
-                "step_given_phase", "sibling", "cousin", "semantic_step", "n_missing", "n_errors")
+                "step_given_phase", "sibling", "cousin", "semantic_step", "n_missing", "n_errors", "n_request_errors",
+                "n_truncated")
         return {k: (None if isinstance(o.get(k), float) and o[k] != o[k] else o.get(k)) for k in keep}
 
 

@@ -5,9 +5,28 @@ admission the paper used (``fps`` + ``cap``: "1 FPS, cap C"; or ``frames``: a
 fixed uniform budget), which lmms-eval model of this package gives that model
 its frames as native video input (``adapter``, see
 ``medhorizon_tasks.adapters.lmms_eval.bridges``), the model args for the
-public checkpoint, and the pixel budget the adapter applies. The lmms-eval
-task follows from the frame settings (:attr:`ModelSetting.task`), and
+public checkpoint, the pixel budget the adapter applies, and the generation
+budget (``max_new_tokens``, printed as ``--gen_kwargs``). The lmms-eval task
+follows from the frame settings (:attr:`ModelSetting.task`), and
 :func:`lmms_eval_command` prints the command line.
+
+Generation budget: the tasks' ``max_new_tokens`` is 256 (neither paper states
+an answer budget; a bare letter needs a few tokens). A model that thinks before
+it answers spends its thinking from the same budget, so 256 tokens cut it off
+before the answer (then recorded as ``truncated``, not scored). Those rows get
+room to answer: the closed reasoning models (their request rule says they
+reason, :mod:`medhorizon_tasks.benchmarks.request_rules`)
+:data:`REASONING_BUDGET` tokens, OpenAI's advice for reasoning models
+("reserving at least 25,000 tokens for reasoning and outputs",
+https://platform.openai.com/docs/guides/reasoning); Qwen3-VL's Thinking
+checkpoints :data:`QWEN3_VL_THINKING_BUDGET`, their model card's
+``out_seq_length`` for vision-language use
+(https://huggingface.co/Qwen/Qwen3-VL-32B-Thinking#generation-hyperparameters),
+with the wrapper's thinking switch on (``enable_thinking=true``: the answer is
+what follows ``</think>``, an unclosed thought is an empty, truncated reply).
+Requests to closed models follow their provider's rule (token-limit key,
+temperature, reasoning effort); a row that names an effort (Sureon's "high
+reasoning") passes it as a model arg.
 
 Where the paper gives no number ("official processor cap", "official
 Qwen-style cap") the cap is the released processor's: 768 frames, the
@@ -23,10 +42,15 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "markdown_table", "QWEN_CAP"]
+from ..request_rules import rule_for
+
+__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "markdown_table", "QWEN_CAP",
+           "REASONING_BUDGET", "QWEN3_VL_THINKING_BUDGET", "closed_row"]
 
 QWEN_CAP = 768  # Qwen3VLVideoProcessor.max_frames == qwen-vl-utils FPS_MAX_FRAMES
 CLOSED_CAP = 1248
+REASONING_BUDGET = 25_000          # platform.openai.com/docs/guides/reasoning: reserve at least 25,000 tokens
+QWEN3_VL_THINKING_BUDGET = 40_960  # Qwen3-VL-*-Thinking model cards, VL generation hyperparameters: out_seq_length
 
 _QWEN25_PIXELS = "video: 128..768 tokens of 28x28 px per frame, 115,200 tokens per video (qwen-vl-utils)"
 _QWEN3_PIXELS = "video: 128..768 tokens of 32x32 px per frame, 115,200 tokens per video (qwen-vl-utils)"
@@ -50,10 +74,14 @@ class ModelSetting:
     pixel_budget: str = ""
     source: str = ""             # the paper's "official source" column
     note: str = ""
+    max_new_tokens: int | None = None  # generation budget (None: the task's 256); printed as --gen_kwargs
+    tasks: str | None = None     # the lmms-eval task(s), when not a MedHorizon frame setting (Sureon's rows)
 
     @property
     def task(self) -> str | None:
         """The lmms-eval task with this row's frame setting (None: no task of this package has it)."""
+        if self.tasks:
+            return self.tasks
         if self.selector:
             return None
         if self.frames:
@@ -67,26 +95,33 @@ class ModelSetting:
         return bool(self.adapter and self.task)
 
 
-def _closed(row, paper_row, model, base_url="", source="") -> ModelSetting:
-    args = f"model={model}" + (f",base_url={base_url}" if base_url else "")
-    return ModelSetting(row, paper_row, "Table 6", "1 FPS", fps=1, cap=CLOSED_CAP, adapter="medhorizon_openai",
-                        model_args=args, pixel_budget=_API_PIXELS, source=source,
-                        note=_OPENAI_COMPAT + "; the model id is the paper's name, check your provider's")
+def closed_row(row, paper_row, model, base_url="", source="", *, table="Table 6", effort="", **frames) -> ModelSetting:
+    """A closed model's row: ``medhorizon_openai`` with the model id (and base URL), the reasoning effort the
+    paper used (``effort``), and the reasoning budget when the provider's rule says the model reasons."""
+    args = f"model={model}" + (f",base_url={base_url}" if base_url else "") + (
+        f",reasoning_effort={effort}" if effort else "")
+    frames = frames or {"input_shown": "1 FPS", "fps": 1, "cap": CLOSED_CAP}
+    return ModelSetting(row, paper_row, table, adapter="medhorizon_openai", model_args=args,
+                        pixel_budget=_API_PIXELS, source=source,
+                        max_new_tokens=REASONING_BUDGET if rule_for(model).reasoning else None,
+                        note=_OPENAI_COMPAT + "; the model id is the paper's name, check your provider's", **frames)
 
 
-_GEMINI = "https://generativelanguage.googleapis.com/v1beta/openai/"
+
+GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 _DASHSCOPE = "https://dashscope.aliyuncs.com/compatible-mode/v1"
 _MOONSHOT = "https://api.moonshot.ai/v1"
 
 SETTINGS: tuple[ModelSetting, ...] = (
-    _closed("gpt_5_4_mini", "GPT-5.4-mini", "gpt-5.4-mini", source="OpenAI GPT-5.4 mini"),
-    _closed("gpt_5_4", "GPT-5.4", "gpt-5.4", source="OpenAI GPT-5.4"),
-    _closed("gemini_3_1_pro_preview", "Gemini-3.1-Pro-Preview", "gemini-3.1-pro-preview", _GEMINI, "Gemini 3.1 Pro"),
-    _closed("gemini_2_5_flash", "Gemini-2.5-Flash", "gemini-2.5-flash", _GEMINI, "Gemini 2.5 family"),
-    _closed("kimi_k2_5", "Kimi-K2.5", "kimi-k2.5", _MOONSHOT, "Kimi K2.5"),
-    _closed("qwen3_5_plus", "Qwen3.5-Plus", "qwen3.5-plus", _DASHSCOPE, "Alibaba Cloud Model Studio release notes"),
-    _closed("qwen3_6_plus", "Qwen3.6-Plus", "qwen3.6-plus", _DASHSCOPE, "Alibaba Cloud Model Studio release notes"),
-    _closed("qwen3_5_flash", "Qwen3.5-Flash", "qwen3.5-flash", _DASHSCOPE, "Alibaba Cloud Model Studio release notes"),
+    closed_row("gpt_5_4_mini", "GPT-5.4-mini", "gpt-5.4-mini", source="OpenAI GPT-5.4 mini"),
+    closed_row("gpt_5_4", "GPT-5.4", "gpt-5.4", source="OpenAI GPT-5.4"),
+    closed_row("gemini_3_1_pro_preview", "Gemini-3.1-Pro-Preview", "gemini-3.1-pro-preview", GEMINI_URL,
+               "Gemini 3.1 Pro"),
+    closed_row("gemini_2_5_flash", "Gemini-2.5-Flash", "gemini-2.5-flash", GEMINI_URL, "Gemini 2.5 family"),
+    closed_row("kimi_k2_5", "Kimi-K2.5", "kimi-k2.5", _MOONSHOT, "Kimi K2.5"),
+    closed_row("qwen3_5_plus", "Qwen3.5-Plus", "qwen3.5-plus", _DASHSCOPE, "Alibaba Cloud Model Studio release notes"),
+    closed_row("qwen3_6_plus", "Qwen3.6-Plus", "qwen3.6-plus", _DASHSCOPE, "Alibaba Cloud Model Studio release notes"),
+    closed_row("qwen3_5_flash", "Qwen3.5-Flash", "qwen3.5-flash", _DASHSCOPE, "Alibaba Cloud Model Studio release notes"),
     ModelSetting("qwen3_vl_4b", "Qwen3-VL-4B", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP, adapter="medhorizon_qwen3_vl",
                  model_args="pretrained=Qwen/Qwen3-VL-4B-Instruct", pixel_budget=_QWEN3_PIXELS,
                  source="https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct",
@@ -167,22 +202,31 @@ def lmms_eval_command(s: ModelSetting, output_path: str = "results/") -> str | N
     if not s.runnable:
         return None
     args = ["lmms-eval", "--model", s.adapter, *(["--model_args", s.model_args] if s.model_args else []),
-            "--tasks", s.task, "--batch_size", "1", "--log_samples", "--output_path", output_path]
+            "--tasks", s.task, *(["--gen_kwargs", generation(s)] if s.max_new_tokens else []),
+            "--batch_size", "1", "--log_samples", "--output_path", output_path]
     return shlex.join(args)  # every value quoted for the shell: a space or a ';' in a path stays in its argument
+
+
+def generation(s: ModelSetting) -> str:
+    """The row's ``--gen_kwargs`` (its budget), or the task default."""
+    return f"max_new_tokens={s.max_new_tokens}" if s.max_new_tokens else "task default (256 tokens)"
 
 
 def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
     """The README's "Your model" table: paper row, the paper's input, adapter, model args, task, and the
     command that prints the full lmms-eval line (or why the row cannot be run here)."""
-    lines = ["| paper row | input (paper) | adapter | model args | task | command |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = ["| paper row | input (paper) | adapter | model args | task | generation | command |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for s in settings:
-        if s.fps and s.cap:
+        if s.tasks:
+            paper_input = s.input_shown
+        elif s.fps and s.cap:
             paper_input = f"{s.input_shown}, cap {s.cap:,}"
         else:
             paper_input = f"{s.frames} frames" if s.frames else f"{s.input_shown}, cap unknown"
         cells = [f"{s.paper_row} ({s.table})", paper_input, f"`{s.adapter}`" if s.adapter else "—",
                  f"`{s.model_args}`" if s.adapter and s.model_args else "—", f"`{s.task}`" if s.task else "—",
+                 f"`{generation(s)}`" if s.max_new_tokens else "256 tokens",
                  f"`medhorizon-tasks protocol {s.row}`" if s.runnable else f"not run here: {s.note}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

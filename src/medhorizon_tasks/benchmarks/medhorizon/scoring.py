@@ -2,8 +2,11 @@
 
 Accuracy is pooled at item level (correct / total), as in the paper's Table 2
 ("item-level correct/total ratios ... rounded to one decimal place"). Items
-without a prediction (missing), with an unextractable answer (invalid) or whose
-video could not be read (error) count as wrong and are counted separately.
+without a prediction (missing), with an unextractable answer (invalid), whose
+video could not be read (error), or whose response was a failure (a request
+that failed, ``request_error``; an empty or cut-off reply, ``truncated``:
+:mod:`medhorizon_tasks.core.responses`, never extracted) count as wrong and
+are counted separately.
 
 Two answer rules, always both: a record is scored with one named extraction
 (``extraction``: ``default``, the package's rule, or ``authors``, the
@@ -12,8 +15,8 @@ into ``extracted`` / ``status`` / ``valid`` / ``correct``, and carries the other
 rule's reading as ``extracted_<other>`` / ``correct_<other>``. Every summary of
 :func:`report` gives ``accuracy_<other>`` beside ``accuracy`` and
 ``rules_disagree``: the items whose model output the two rules read as
-different answers. Records without a model output (missing, video error) carry
-no second reading and count wrong under both rules.
+different answers. Records without a model output (missing, video error, a
+failed response) carry no second reading and count wrong under both rules.
 """
 
 from __future__ import annotations
@@ -21,7 +24,15 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ...core.extract import BESIDE, extraction_rule
-from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
+from ...core.predictions import (
+    PREDICTION_KEYS,
+    STATUS_COUNT_KEYS,
+    failed_responses,
+    read_predictions,
+    records_for,
+    status_counts,
+)
+from ...core.responses import response_failure
 from ...core.stats import wilson_ci
 from ...core.text import pct
 from .release import Item
@@ -47,11 +58,17 @@ def _base(item: Item, mode: str) -> dict:
 
 def score_item(item: Item, raw_output: str | None, mode: str, extraction: str = "default") -> dict:
     """The per-item record for one model output (the one record format every report reads), scored with the
-    named ``extraction`` and carrying the other rule's reading beside it (module doc)."""
+    named ``extraction`` and carrying the other rule's reading beside it (module doc); a failed response is its
+    status (``request_error``, ``truncated``), wrong under both rules, never extracted."""
+    rec = _base(item, mode)
+    failure = response_failure(raw_output)
+    if failure is not None:
+        rec.update(raw_output=raw_output, extracted=None, status=failure.status, valid=False, correct=False,
+                   error=None)
+        return rec
     ex = extraction_rule(extraction)(raw_output, item.options)
     other = BESIDE[extraction]
     alt = extraction_rule(other)(raw_output, item.options)
-    rec = _base(item, mode)
     rec.update(raw_output=raw_output, extracted=ex.letter, status=ex.status, valid=ex.valid,
                correct=bool(ex.valid and ex.letter == item.answer), error=None, extraction=extraction)
     rec[f"extracted_{other}"] = alt.letter
@@ -114,17 +131,9 @@ def _summary(recs: list[dict], other: str, with_ci: bool = False) -> dict:
     correct = sum(1 for r in recs if r["correct"])
     flags = [beside_flags(r) for r in recs]
     correct_other = sum(1 for c, _ in flags if c)
-    out = {
-        "accuracy": correct / n if n else None,
-        "correct": correct,
-        "n": n,
-        "invalid": sum(1 for r in recs if r["status"] not in ("ok", "missing", "error")),
-        "missing": sum(1 for r in recs if r["status"] == "missing"),
-        "errors": sum(1 for r in recs if r["status"] == "error"),
-        f"accuracy_{other}": correct_other / n if n else None,
-        f"correct_{other}": correct_other,
-        "rules_disagree": sum(1 for _, d in flags if d),
-    }
+    out = {"accuracy": correct / n if n else None, "correct": correct, "n": n, **status_counts(recs),
+           f"accuracy_{other}": correct_other / n if n else None, f"correct_{other}": correct_other,
+           "rules_disagree": sum(1 for _, d in flags if d)}
     if with_ci:
         ci = wilson_ci(correct, n)
         out["ci95"] = list(ci) if ci else None
@@ -161,6 +170,7 @@ def report(records: list[dict]) -> dict:
         "by_hop": {h: _summary(groups["hop"][h], other) for h in sorted(groups["hop"])},
         "by_source": {s: _summary(groups["source"][s], other) for s in sorted(groups["source"])},
         "video_errors": [{"uid": r["uid"], "error": r["error"]} for r in records if r.get("error")],
+        "failed_responses": failed_responses(records),
         **_fallbacks(records),
     }
 
@@ -216,7 +226,7 @@ def format_table(rows: list[tuple[str, str, dict]]) -> str:
         extra = [f"n={o['n']}"]
         if o.get("ci95"):
             extra.append(f"95% CI {pct(o['ci95'][0])}–{pct(o['ci95'][1])}")
-        for k in ("invalid", "missing", "errors"):
+        for k in STATUS_COUNT_KEYS:
             if o.get(k):
                 extra.append(f"{k}={o[k]}")
         notes.append(f"  {model} [{inp}]: " + ", ".join(extra))

@@ -11,8 +11,10 @@ scored items; SM is reported separately and excluded from mu."
 * TO:  :func:`medhorizon_tasks.core.extract.extract_order`, then exact tuple equality.
 * SM:  a judge callable (``Judge.judge``-compatible) or None (not judged).
 
-Items without a prediction (``missing``), with an unextractable answer, or
-whose video could not be read (``error``) count as wrong, as in MedHorizon.
+Items without a prediction (``missing``), with an unextractable answer, whose
+video could not be read (``error``), or whose response was a failure
+(``request_error``, ``truncated``: :mod:`medhorizon_tasks.core.responses`; never
+extracted, never judged) count as wrong, as in MedHorizon.
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ from collections.abc import Callable
 
 from ...core.errors import DataError
 from ...core.extract import clean_answer, extract_choice, extract_order
-from ...core.predictions import PREDICTION_KEYS, read_predictions, records_for
+from ...core.predictions import (
+    PREDICTION_KEYS,
+    STATUS_COUNT_KEYS,
+    failed_responses,
+    failure_listing,
+    read_predictions,
+    records_for,
+    status_counts,
+)
+from ...core.responses import response_failure
 from ...core.stats import accuracy_summary, multimodal_gain
 from ...core.text import listing, pct, with_item
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
@@ -71,12 +82,18 @@ def _judge_fn(judge) -> JudgeFn | None:
 def score_item(item: SureonItem, raw_output: str | None, mode: str, *, judge=None) -> dict:
     """The per-item record for one model output.
 
-    MCQ and TO: ``correct`` is a bool. SM: without a judge, status
+    A failed response (``request_error``, ``truncated``) is its status, wrong,
+    never extracted nor judged. MCQ and TO: ``correct`` is a bool. SM: without a judge, status
     ``not_judged`` and ``correct`` None (counted, not scored); with one,
     ``correct`` is the verdict (a None verdict: status ``invalid``, wrong).
     """
     rec = _base(item, mode)
     reason = None
+    failure = response_failure(raw_output)
+    if failure is not None:
+        rec.update(raw_output=raw_output, extracted=None, status=failure.status, valid=False, correct=False,
+                   error=None, judge_reason=None)
+        return rec
     if item.kind == "mcq":
         ex = extract_choice(raw_output, item.options)
         extracted, status, valid = ex.letter, ex.status, ex.valid
@@ -181,20 +198,9 @@ def _sm_summary(records: list[dict]) -> dict:
             "correct": correct, "n": n,
             "judged": sum(1 for r in sm if r.get("status") == "ok"),
             "not_judged": not_judged,
-            "invalid": sum(1 for r in sm if r.get("status") == "invalid")}
-
-
-def _status_counts(records) -> dict:
-    counts = {"invalid": 0, "missing": 0, "errors": 0}
-    for r in records:
-        status = r.get("status")
-        if status == "missing":
-            counts["missing"] += 1
-        elif status == "error":
-            counts["errors"] += 1
-        elif status not in ("ok", "not_judged"):
-            counts["invalid"] += 1
-    return counts
+            "invalid": sum(1 for r in sm if r.get("status") == "invalid"),
+            "request_errors": sum(1 for r in sm if r.get("status") == "request_error"),
+            "truncated": sum(1 for r in sm if r.get("status") == "truncated")}
 
 
 def report(records: list[dict], *, blind_records: list[dict] | None = None, n_resamples: int = 10_000,
@@ -215,17 +221,20 @@ def report(records: list[dict], *, blind_records: list[dict] | None = None, n_re
     were judged.
 
     What did not count as an answer is never silent: every summary also has
-    ``invalid`` (no extractable answer), ``missing`` (no prediction) and
-    ``errors`` (the video could not be read); ``video_errors`` lists each
-    video error ``{"uid", "error"}`` and ``missing`` each uid without a
-    prediction (SM items included), ``blind_missing`` likewise for the blind run.
+    ``invalid`` (no extractable answer), ``missing`` (no prediction),
+    ``errors`` (the video could not be read), ``request_errors`` and
+    ``truncated`` (the response was a failure); ``video_errors`` lists each
+    video error ``{"uid", "error"}``, ``failed_responses`` each failed
+    response ``{"uid", "status", "reason"}`` and ``missing`` each uid without a
+    prediction (SM items included), ``blind_missing`` likewise for the blind run
+    (and ``blind_failed_responses``).
     """
     acc = _accuracy_records(records, "visual")
     correct = {uid: r["correct"] for uid, r in acc.items()}
 
     def summary(uids) -> dict:
         out = accuracy_summary({u: correct[u] for u in uids}, n_resamples=n_resamples, seed=seed)
-        out.update(_status_counts(acc[u] for u in uids))
+        out.update(status_counts(acc[u] for u in uids))
         return out
 
     by_cat: dict[str, list[str]] = defaultdict(list)
@@ -240,11 +249,13 @@ def report(records: list[dict], *, blind_records: list[dict] | None = None, n_re
         "sm": _sm_summary(records),
         "video_errors": [{"uid": str(r["uid"]), "error": r.get("error")} for r in records
                          if isinstance(r, dict) and r.get("status") == "error"],
+        "failed_responses": failed_responses(records),
         "missing": [str(r["uid"]) for r in records if isinstance(r, dict) and r.get("status") == "missing"],
     }
     if blind_records is not None:
         out["blind_missing"] = [str(r["uid"]) for r in blind_records
                                 if isinstance(r, dict) and r.get("status") == "missing"]
+        out["blind_failed_responses"] = failed_responses(blind_records)
         blind = _accuracy_records(blind_records, "blind")
         mg = multimodal_gain(correct, {uid: r["correct"] for uid, r in blind.items()},
                              groups={uid: r["category"] for uid, r in acc.items()})
@@ -318,10 +329,12 @@ def format_report(rep: dict) -> str:
     if mg:
         lines.append("MG = S_v - S_wv in points (visual minus blind accuracy on the same items)")
     mu = rep["mu"]
-    counted = [f"{mu[k]} {k}" for k in ("invalid", "missing", "errors") if mu.get(k)]
+    counted = [f"{mu[k]} {k}" for k in STATUS_COUNT_KEYS if mu.get(k)]
     if counted:
         lines.append("counted wrong in mu: " + ", ".join(counted))
     lines.extend(listing("video errors", [with_item(e["uid"], e["error"]) for e in rep.get("video_errors", [])]))
+    lines.extend(failure_listing(rep.get("failed_responses", [])))
+    lines.extend(failure_listing(rep.get("blind_failed_responses", []), "blind run: "))
     lines.extend(listing("no prediction (scored wrong)", [f"item {u}" for u in rep.get("missing", [])]))
     lines.extend(listing("no blind prediction (scored wrong)", [f"item {u}" for u in rep.get("blind_missing", [])]))
     return "\n".join(lines)

@@ -13,7 +13,10 @@ prediction for a frame that is not annotated is *extra*: it is ignored and count
 ``n_extra`` -- also when its dataset is not in the annotations at all (``unknown_datasets``
 in the report, with the annotated dataset it probably meant, e.g. a name that differs only
 in case).  Labels outside the hierarchy are invalid and counted in ``n_invalid`` (phase and
-step separately, missing and error frames included).
+step separately, missing and error frames included).  A model response that is a failure (a
+request that failed, ``request_error``; an empty or cut-off reply, ``truncated``:
+:mod:`medhorizon_tasks.core.responses`) is never parsed for labels: the frame is scored wrong
+and counted in ``n_request_errors`` / ``n_truncated``, and ``failed_responses`` lists it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from typing import Mapping
 from ...core.errors import DataError
 from ...core.jsonl import iter_jsonl
 from ...core.log_samples import is_lmms_sample, response_text
+from ...core.predictions import failure_listing
+from ...core.responses import FAILURE_STATUSES, response_failure
 from ...core.text import pct
 from .frames import FrameRow, levels_of, parse_row, read_frame_rows
 from .hierarchy import Hierarchy
@@ -33,6 +38,8 @@ from .protocol import predicted_labels
 
 BENCHMARK = "surghi"
 Key = tuple[str, str, int]
+COUNT_KEYS = ("n_missing", "n_extra", "n_errors", "n_request_errors", "n_truncated")
+_FAILURE_COUNT = {"request_error": "n_request_errors", "truncated": "n_truncated"}
 
 
 @dataclass
@@ -41,6 +48,7 @@ class Prediction:
     step: str | None
     raw: str | None = None
     error: str | None = None
+    failure: str | None = None  # the response's failure status (request_error, truncated), never parsed
 
 
 @dataclass
@@ -52,6 +60,7 @@ class SurghiResult:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # dataset -> n_missing / n_extra / n_errors
     unknown_datasets: dict[str, int] = field(default_factory=dict)  # predicted dataset not annotated -> n
     phases_only: set[str] = field(default_factory=set)  # datasets annotated with phases only
+    failures: list[dict] = field(default_factory=list)  # {"uid", "status", "reason"} of each failed response
 
     def datasets(self) -> dict[str, dict]:
         out = {}
@@ -68,7 +77,7 @@ class SurghiResult:
         metric values are fractions in 0..1 (NaN written as ``null``)."""
         datasets = self.datasets()
         ov = overall(datasets)
-        for k in ("n_missing", "n_extra", "n_errors"):
+        for k in COUNT_KEYS:
             ov[k] = int(sum(d.get(k, 0) for d in datasets.values()))
         ov["n_extra"] += sum(self.unknown_datasets.values())
         hier = {ds: {"source": src, "phases": len(h.phases), "steps": len(h.steps),
@@ -76,7 +85,7 @@ class SurghiResult:
         unknown = {name: {"n_extra": n, "did_you_mean": _closest(name, list(self.per_video))}
                    for name, n in sorted(self.unknown_datasets.items())}
         return {"benchmark": BENCHMARK, "datasets": datasets, "overall": ov, "hierarchies": hier,
-                "unknown_datasets": unknown}
+                "unknown_datasets": unknown, "failed_responses": list(self.failures)}
 
 
 def _closest(name: str, known: list[str]) -> str | None:
@@ -96,13 +105,14 @@ def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
     annotated = {r.key for r in annotations}
     per_video: dict[str, dict[str, dict]] = {}
     counts: dict[str, dict[str, int]] = {}
+    failures: list[dict] = []
     problems: list[str] = []
     for ds, vids in videos.items():
         if ds not in hierarchies:
             problems.append(f"dataset {ds!r}: no hierarchy")
             continue
         h = hierarchies[ds][0]
-        c = counts.setdefault(ds, {"n_missing": 0, "n_extra": 0, "n_errors": 0})
+        c = counts.setdefault(ds, dict.fromkeys(COUNT_KEYS, 0))
         for vid, rows in vids.items():
             rows = sorted(rows, key=lambda r: r.frame)
             pp, ps = [], []
@@ -112,7 +122,11 @@ def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
                     c["n_missing"] += 1
                 elif p.error:
                     c["n_errors"] += 1  # the model saw no frames: its labels are not an answer
-                scored = p is not None and not p.error
+                elif p.failure:
+                    c[_FAILURE_COUNT[p.failure]] += 1  # the response was no answer
+                    gone = response_failure(p.raw)
+                    failures.append({"uid": r.uid, "status": p.failure, "reason": gone.reason if gone else p.failure})
+                scored = p is not None and not p.error and not p.failure
                 pp.append(p.phase if scored else None)
                 ps.append(p.step if scored else None)
             try:
@@ -131,18 +145,27 @@ def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
     if problems:
         raise DataError(problems, source="surghi annotations")
     phases_only = {ds for ds, levels in levels_of(annotations).items() if levels == ("phases",)}
-    return SurghiResult(per_video, dict(hierarchies), counts, unknown, phases_only)
+    return SurghiResult(per_video, dict(hierarchies), counts, unknown, phases_only=phases_only, failures=failures)
 
 
 # ------------------------------------------------------------------ records of a framework's run
 
 def frame_record(row: FrameRow, raw: str | None, hierarchy: Hierarchy, error: str | None) -> dict:
     """One evaluated frame's record in either framework: its ground truth and the labels parsed from the
-    model's text (the labels of a video error are ignored by the metrics, as in :func:`evaluate`)."""
-    phase, step = predicted_labels(raw, hierarchy)
+    model's text (the labels of a video error are ignored by the metrics, as in :func:`evaluate`); ``status``
+    is the failure a response stands for (``request_error``, ``truncated``; its labels are None), else None."""
+    phase, step, failure = _labels(raw, hierarchy)
     return {"uid": row.uid, "dataset": row.dataset, "video": row.video, "frame": row.frame,
             "gt_phase": row.phase, "gt_step": row.step, "pred_phase": phase, "pred_step": step,
-            "raw_output": raw, "error": error}
+            "raw_output": raw, "error": error, "status": failure}
+
+
+def _labels(raw: str | None, hierarchy: Hierarchy) -> tuple[str | None, str | None, str | None]:
+    """``(phase, step, failure status)`` of a model's text: a failed response is never parsed."""
+    failure = response_failure(raw)
+    if failure is not None:
+        return None, None, failure.status
+    return (*predicted_labels(raw, hierarchy), None)
 
 
 def records_report(rows, records, hierarchies: Mapping[str, tuple[Hierarchy, str]]) -> dict:
@@ -150,7 +173,8 @@ def records_report(rows, records, hierarchies: Mapping[str, tuple[Hierarchy, str
     counts as missing."""
     rows = list(rows)
     preds = {(r["dataset"], r["video"], int(r["frame"])):
-             Prediction(r["pred_phase"], r["pred_step"], r.get("raw_output"), r.get("error")) for r in records}
+             Prediction(r["pred_phase"], r["pred_step"], r.get("raw_output"), r.get("error"),
+                        r.get("status") if r.get("status") in FAILURE_STATUSES else None) for r in records}
     datasets = {r.dataset for r in rows}
     return evaluate(rows, preds, {ds: h for ds, h in hierarchies.items() if ds in datasets}).report()
 
@@ -192,8 +216,8 @@ def _read_lmms_samples(path, hierarchies) -> dict[Key, Prediction]:
         if row.dataset not in hierarchies:
             problems.append(f"{where}: dataset {row.dataset!r} is not in the annotations")
             continue
-        phase, step = predicted_labels(raw, hierarchies[row.dataset][0])
-        out[row.key] = Prediction(phase, step, raw, metric.get("error"))
+        phase, step, failure = _labels(raw, hierarchies[row.dataset][0])
+        out[row.key] = Prediction(phase, step, raw, metric.get("error"), failure)
     if problems:
         raise DataError(problems, source=str(path))
     return out
@@ -234,7 +258,7 @@ def format_report(rep: dict) -> str:
         lines.append(n.ljust(width) + "".join(_cell(r, k).rjust(12) for k, _ in _SHOW) + f"  {r['n_videos']:>6}")
     lines += _phase_only_notes(rep)
     for n, r in rows.items():
-        notes = [f"{r[k]} {k[2:]}" for k in ("n_invalid", "n_missing", "n_extra", "n_errors") if r.get(k)]
+        notes = [f"{r[k]} {k[2:]}" for k in ("n_invalid", *COUNT_KEYS) if r.get(k)]
         if notes and n != "Overall":
             lines.append(f"{n}: " + ", ".join(notes))
     for name, u in rep.get("unknown_datasets", {}).items():
@@ -243,6 +267,7 @@ def format_report(rep: dict) -> str:
     for ds, h in rep.get("hierarchies", {}).items():
         lines.append(f"hierarchy {ds}: {h['source']}, {h['phases']} phases, {h['steps']} steps, "
                      f"tree-likeness {pct(h['tree_likeness'], missing='-')}%")
+    lines.extend(failure_listing(rep.get("failed_responses", [])))
     return "\n".join(lines)
 
 

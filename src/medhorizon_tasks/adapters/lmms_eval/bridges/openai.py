@@ -7,18 +7,43 @@ after a text part with its time, ``<12.0 seconds>``; then the question. Frames
 whose order was perturbed on purpose get no time labels. lmms-eval's ``openai``
 wrapper puts the question first and the frames after it, unlabelled.
 
-Model args beyond the wrapper's (``model``, ``base_url``, ``api_key``,
-``max_retries``, ``num_concurrent``, ...):
+The request follows the model's provider rule
+(:mod:`medhorizon_tasks.benchmarks.request_rules`): ``max_completion_tokens``
+and no temperature for OpenAI's reasoning models, ``max_tokens`` and the
+task's temperature for GPT-4.x, Gemini's, DashScope's and Moonshot's own
+rules; lmms-eval's wrapper sends ``max_tokens`` and ``temperature: 0`` to every
+model whose name lacks "o1"/"o3", a request GPT-5.x refuses.
 
+Model args beyond the wrapper's (``model``, ``base_url``, ``api_key``,
+``num_concurrent``, ...):
+
+* ``reasoning_effort`` (unset: the provider's default), ``thinking`` (``on`` /
+  ``off``, where the provider has a switch), ``max_completion_tokens`` or
+  ``max_tokens`` (that key and that limit instead of the task's
+  ``max_new_tokens``): checked against the rule before any request is sent;
+* ``timeout`` (600 s, the OpenAI client's own default): the longest wait for
+  one reply, honoured (the wrapper stores it and never uses it);
+  ``max_retries`` (5: attempts per request, lmms-eval's meaning) and
+  ``retry_backoff_s`` (1 s: the first wait);
 * ``image_format`` (``JPEG``; ``PNG`` or ``WEBP``) and ``image_quality`` (90):
   1,248 PNG frames make a request of hundreds of MB, JPEG a few tens;
-* ``image_detail`` (unset): OpenAI's ``detail`` (``low``, ``high``, ``auto``)
-  for every frame; unset leaves the provider's default.
+  ``image_detail`` (unset): OpenAI's ``detail`` (``low``, ``high``, ``auto``).
+
+Failures are never answers (:mod:`medhorizon_tasks.core.responses`): a 429, a
+5xx, a connection error or a missed ``timeout`` is retried with bounded
+exponential backoff and jitter (:mod:`medhorizon_tasks.core.retry`); a request
+that still fails is recorded as ``request_error``. Any other HTTP status (400
+for a parameter the model does not take, 401, 403, 404) stops the run with the
+provider's message: the first request is sent alone, so a refused request is
+sent once, not once per item. An empty reply, or one cut at the token limit
+(``finish_reason: length``), is recorded as ``truncated``.
 
 Frames are sent at the size the task decoded them (``max_side``, 448 px by
-default); the provider scales them further as it does for any image. Requests
-run ``num_concurrent`` at a time, each request's frames encoded only when it
-is sent. Requests without planned frames go to the wrapper unchanged.
+default). Requests run ``num_concurrent`` at a time, each request's frames
+encoded only when it is sent. Text-only requests (the text and blind tasks, an
+item whose video failed) follow the same rule; requests whose visuals are
+anything else (another package's video paths or images) go to the wrapper
+unchanged.
 """
 
 from __future__ import annotations
@@ -26,6 +51,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
+import openai
 from lmms_eval.api.instance import GenerationResult, TokenCounts
 from lmms_eval.models.model_utils.media_encoder import encode_image_to_base64
 from lmms_eval.models.model_utils.usage_metrics import is_budget_exceeded, log_usage
@@ -34,29 +60,63 @@ from lmms_eval.models.simple.openai import _get_max_new_tokens, _normalize_opena
 from loguru import logger
 from tqdm import tqdm
 
+from ....benchmarks.request_rules import request_fields, rule_for
+from ....core.errors import MedHorizonError
+from ....core.responses import request_error_text, response_failure, truncated_text
+from ....core.retry import backoff_wait, retry_after, transient_status
 from ....core.video.planned_frames import PlannedFrames
-from .base import request_frames
+from .base import request_visuals
+from .frames import planned_frames
 
-__all__ = ["OpenAICompatible", "frame_label"]
+__all__ = ["OpenAICompatible", "ProviderRefused", "frame_label"]
 
 MIME = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
+DEFAULT_TIMEOUT_S = 600.0  # the OpenAI client's own default: what a reply was waited for before `timeout` counted
+
+
+class ProviderRefused(MedHorizonError):
+    """The provider refused a request for good (a 4xx other than 429): every other item would be refused too."""
 
 
 def frame_label(t: float) -> str:
     return f"<{t:.1f} seconds>"
 
 
+def _provider_message(exc: openai.APIStatusError) -> str:
+    """The provider's own words: ``error.message`` of the JSON body, else the client's message."""
+    body = exc.body
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        message = err.get("message") if isinstance(err, dict) else err
+        if isinstance(message, str) and message.strip():
+            return message.strip()
+    return str(exc.message or exc)
+
+
 class OpenAICompatible(_OpenAICompatible):
-    """lmms-eval's simple ``openai`` wrapper; planned frames become timed images before the question."""
+    """lmms-eval's simple ``openai`` wrapper; planned frames become timed images before the question, requests
+    follow the provider's rule, and a failed request or a cut-off reply is never an answer."""
 
     def __init__(self, image_format: str = "JPEG", image_quality: int = 90, image_detail: str | None = None,
-                 **kwargs) -> None:
-        super().__init__(**kwargs)
+                 timeout: float = DEFAULT_TIMEOUT_S, reasoning_effort: str | None = None,
+                 max_completion_tokens: int | None = None, max_tokens: int | None = None,
+                 thinking: str | bool | None = None, **kwargs) -> None:
+        super().__init__(timeout=timeout, **kwargs)
         self.image_format = str(image_format).upper().replace("JPG", "JPEG")
         if self.image_format not in MIME:
             raise ValueError(f"image_format must be one of {', '.join(MIME)}, got {image_format!r}")
         self.image_quality = int(image_quality)
         self.image_detail = str(image_detail) if image_detail else None
+        self.timeout = float(timeout)
+        if not self.timeout > 0:
+            raise ValueError(f"model arg timeout: expected seconds > 0, got {timeout!r}")
+        self.attempts = max(1, int(self.max_retries))
+        self.rule = rule_for(self.model_version)
+        self.request_args = {"reasoning_effort": reasoning_effort, "max_completion_tokens": max_completion_tokens,
+                             "max_tokens": max_tokens, "thinking": thinking}
+        request_fields(self.model_version, 1, 0, self.request_args, self.rule)  # a bad value stops here, not per item
+        self.api = self.client.with_options(max_retries=0)  # the retries are this bridge's, bounded
+        logger.info(f"[medhorizon_openai] {self.model_version}: request rule '{self.rule.family}'")
 
     def frame_content(self, frames: PlannedFrames) -> list[dict]:
         """The message parts for the frames: ``[<t seconds>, image]`` per frame (no labels out of order)."""
@@ -72,49 +132,72 @@ class OpenAICompatible(_OpenAICompatible):
             parts.append({"type": "image_url", "image_url": url})
         return parts
 
-    def planned_payload(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> dict:
-        """The chat completions request for one item, with the wrapper's generation fields."""
-        max_new_tokens = _get_max_new_tokens(gen_kwargs)
-        content = [*self.frame_content(frames), {"type": "text", "text": context}]
-        payload = {"model": self.model_version, "messages": [{"role": "user", "content": content}],
-                   "max_tokens": max_new_tokens, "temperature": gen_kwargs.get("temperature", 0)}
-        if "o1" in self.model_version or "o3" in self.model_version:  # as the wrapper does for reasoning models
-            payload.pop("temperature")
-            payload["reasoning_effort"] = "medium"
-            payload["response_format"] = {"type": "text"}
-            payload.pop("max_tokens")
-            payload["max_completion_tokens"] = max_new_tokens
-        return payload
+    def planned_payload(self, context: str, frames: PlannedFrames | None, gen_kwargs: dict) -> dict:
+        """The chat completions request for one item (no frames: text only), its fields by the provider's rule."""
+        content = [*(self.frame_content(frames) if frames else []), {"type": "text", "text": context}]
+        fields = request_fields(self.model_version, _get_max_new_tokens(gen_kwargs), gen_kwargs.get("temperature", 0),
+                                self.request_args, self.rule)
+        return {"model": self.model_version, "messages": [{"role": "user", "content": content}], **fields}
 
     def _send(self, payload: dict) -> GenerationResult:
-        """One request with the wrapper's retry policy; after the last failure, the wrapper's failure text."""
+        """One request with bounded retries of transient failures; ProviderRefused for a permanent one; after the
+        last attempt, the request-error marker."""
+        extra = {k: v for k, v in payload.items() if k not in ("model", "messages")}
         error = "unknown error"
-        for attempt in range(self.max_retries):
+        for attempt in range(self.attempts):
+            server_wait = None
             try:
-                response = self.client.chat.completions.create(**payload)
-            except Exception as exc:  # noqa: BLE001 - any client error is retried, as the wrapper does
-                error = str(exc)
-                logger.info(f"[medhorizon_openai] attempt {attempt + 1}/{self.max_retries} failed: {error}")
-                if attempt + 1 < self.max_retries:
-                    time.sleep(self.retry_backoff_s)
-                continue
-            text = _normalize_openai_message_content(response.choices[0].message.content)
-            usage = getattr(response, "usage", None)
-            if not usage:
-                return GenerationResult(text=text)
-            counts = TokenCounts(input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                                 output_tokens=getattr(usage, "completion_tokens", 0) or 0)
-            log_usage(model_name=self.model_version, input_tokens=counts.input_tokens,
-                      output_tokens=counts.output_tokens, source="model")
-            return GenerationResult(text=text, token_counts=counts)
-        preview = error.replace("\n", " ")[:200]
-        return GenerationResult(text=f"[LMMS_EVAL_REQUEST_FAILED after {self.max_retries} retries] {preview}")
+                response = self.api.chat.completions.create(model=payload["model"], messages=payload["messages"],
+                                                            extra_body=extra, timeout=self.timeout)
+                return self._result(response, extra)
+            except openai.APIStatusError as exc:
+                message = _provider_message(exc)
+                if not transient_status(exc.status_code):
+                    raise ProviderRefused(
+                        f"medhorizon_openai: {self.client.base_url} refused the request for model "
+                        f"{self.model_version!r} with HTTP {exc.status_code}: {message}. No further request is "
+                        f"sent: every item would be refused the same way. Request rule: {self.rule.family} "
+                        f"(fields {', '.join(sorted(extra))}); override with model args (reasoning_effort, "
+                        f"max_completion_tokens / max_tokens, thinking).") from None
+                error = f"HTTP {exc.status_code}: {message}"
+                response = getattr(exc, "response", None)
+                server_wait = retry_after(response.headers.get("retry-after") if response is not None else None)
+            except openai.APITimeoutError:
+                error = f"no reply within the {self.timeout:g} s timeout"
+            except Exception as exc:  # noqa: BLE001 - a connection error, a malformed reply: retried
+                error = f"{type(exc).__name__}: {exc}"
+            logger.info(f"[medhorizon_openai] attempt {attempt + 1}/{self.attempts} failed: {error}")
+            if attempt + 1 < self.attempts:
+                time.sleep(backoff_wait(attempt, self.retry_backoff_s, server_wait))
+        return GenerationResult(text=request_error_text(self.attempts, error))
+
+    def _result(self, response, fields: dict) -> GenerationResult:
+        """The reply's text; an empty reply or one cut at the token limit as the truncated marker."""
+        choice = response.choices[0]
+        text = _normalize_openai_message_content(choice.message.content)
+        finish = getattr(choice, "finish_reason", None)
+        if finish == "length":
+            limit = next((f"{k}={fields[k]}" for k in ("max_completion_tokens", "max_tokens") if k in fields), "")
+            text = truncated_text(f"finish_reason=length ({limit})" if limit else "finish_reason=length", text)
+        elif not text.strip():
+            text = truncated_text(f"empty reply, finish_reason={finish}")
+        usage = getattr(response, "usage", None)
+        if not usage:
+            return GenerationResult(text=text)
+        details = getattr(usage, "completion_tokens_details", None)
+        counts = TokenCounts(input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                             output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                             reasoning_tokens=getattr(details, "reasoning_tokens", 0) or 0)
+        log_usage(model_name=self.model_version, input_tokens=counts.input_tokens, output_tokens=counts.output_tokens,
+                  reasoning_tokens=counts.reasoning_tokens, source="model")
+        return GenerationResult(text=text, token_counts=counts)
 
     def generate_until(self, requests) -> list:
         results: list = [None] * len(requests)
         others: list[int] = []
         window = max(1, self.num_concurrent)
-        bar = tqdm(total=len(requests), disable=self.rank != 0, desc="medhorizon_openai (planned frames)")
+        probed = False
+        bar = tqdm(total=len(requests), disable=self.rank != 0, desc="medhorizon_openai")
         with ThreadPoolExecutor(max_workers=window) as pool:
             in_flight: dict = {}
 
@@ -122,12 +205,14 @@ class OpenAICompatible(_OpenAICompatible):
                 while len(in_flight) > block_until_below:
                     done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
                     for future in done:
-                        results[in_flight.pop(future)] = future.result()
+                        results[in_flight.pop(future)] = future.result()  # ProviderRefused stops the run here
                         bar.update(1)
 
             for i, request in enumerate(requests):
-                frames = request_frames(self, request)
-                if frames is None:
+                visuals = request_visuals(self, request)
+                frames = planned_frames(visuals)
+                text_only = visuals is None or (isinstance(visuals, list) and not visuals)  # [], a failed plan
+                if frames is None and not text_only:
                     others.append(i)
                     continue
                 if is_budget_exceeded():
@@ -135,11 +220,15 @@ class OpenAICompatible(_OpenAICompatible):
                     continue
                 collect(window - 1)  # payloads are built only when a slot is free: bounded memory
                 payload = self.planned_payload(request.args[0], frames, dict(request.args[1]))
+                if not probed:  # the first request alone: a refused one is sent once, not once per item
+                    results[i], probed = self._send(payload), True
+                    bar.update(1)
+                    continue
                 in_flight[pool.submit(self._send, payload)] = i
             collect(0)
         bar.close()
         for i, result in enumerate(results):
-            if result is not None:
+            if result is not None and response_failure(result.text) is None:  # lmms-eval's cache keeps answers only
                 self.cache_hook.add_partial("generate_until", (requests[i].args[0], requests[i].args[1]), result.text)
         if others:
             for i, answer in zip(others, super().generate_until([requests[i] for i in others])):
