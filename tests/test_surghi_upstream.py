@@ -365,4 +365,4 @@ def test_the_hierarchy_output_cannot_overwrite_the_rows(tmp_path, capsys):
         assert "would overwrite the rows" in capsys.readouterr().err
     assert out.read_text() == "mine\n"
     assert _import(labels, tmp_path) == 0
-    assert read_frame_rows(out, role="items") and json.loads((tmp_path / "rows.hierarchy.json").read_text())
+    assert read_frame_rows(out, role="items") and json.loads((tmp_path / "hierarchies.json").read_text())
