@@ -24,6 +24,9 @@ def test_the_published_release_passes_without_a_warning(tmp_path, capsys):
     assert (check.n_items, check.n_videos) == (1253, 340)
     rc, out = _check(capsys, data)
     assert rc == 0 and "warning" not in out
+    # --no-videos checked the data only, and says so (it said "all present, readable and matching the data")
+    assert "1253 items load and validate; their 340 videos under" in out and "were not checked" in out
+    assert "all present" not in out
 
 
 def test_a_release_without_one_task_is_a_subset_and_each_difference_is_named(tmp_path, capsys):

@@ -67,6 +67,7 @@ class PreflightReport:
     problems: list[VideoProblem] = field(default_factory=list)
     fatal: str | None = None  # the data or the video root are unusable: nothing else was checked
     release: ReleaseCheck | None = None  # MedHorizon: the release against the published counts
+    videos_checked: bool = True  # False: the data only (``check --no-videos``)
 
     @property
     def ok(self) -> bool:
@@ -79,7 +80,8 @@ class PreflightReport:
     def to_json(self) -> dict:
         return {"benchmark": self.benchmark, "data": str(self.data),
                 "video_root": None if self.video_root is None else str(self.video_root),
-                "items": self.n_items, "videos": self.n_videos, "ok": self.ok, "fatal": self.fatal,
+                "items": self.n_items, "videos": self.n_videos, "videos_checked": self.videos_checked,
+                "ok": self.ok, "fatal": self.fatal,
                 "problems": [{"video_path": p.video_path, "items": list(p.uids), "reason": p.reason}
                              for p in self.problems],
                 **({"release": self.release.to_json()} if self.release is not None else {})}
@@ -97,6 +99,9 @@ class PreflightReport:
         src = SOURCES[self.benchmark]
         if self.fatal:
             return f"{self.benchmark} pre-flight failed: {self.fatal}"
+        if self.ok and not self.videos_checked:
+            return (f"{self.benchmark} pre-flight: {self.n_items} items load and validate; their {self.n_videos} "
+                    f"videos under {self.video_root} were not checked")
         if self.ok:
             return (f"{self.benchmark} pre-flight: {self.n_items} items, {self.n_videos} videos under "
                     f"{self.video_root}: all present, readable and matching the data")
@@ -146,6 +151,7 @@ def preflight(benchmark: str, data: str | os.PathLike | None = None, video_root:
     if benchmark == "medhorizon":
         report.release = check_release(load_release(data))  # loaded once: the loader keeps a file's items
     if not videos:
+        report.videos_checked = False
         return report
     if not root.is_dir():
         report.fatal = (f"the video root {root} does not exist or is not a folder: set {src.root_env} to the folder "
