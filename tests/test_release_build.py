@@ -216,6 +216,10 @@ def test_dry_run_prints_every_path_size_and_hash_and_sends_nothing(built, capsys
         line = next(ln for ln in out.splitlines() if ln.strip().startswith(f["path"] + " "))
         assert f"{f['size']:,} B" in line and f"sha256:{f['sha256']}" in line
     assert "README.md" in out and rb.VERSION_FILE in out and rb.CONFIG_PATHS["surghi"] in out
+    # a built folder alone, no --push: the same plan (it said "nothing to do")
+    assert run(["build-dataset", "--out", str(res.out), "--dry-run"]) == 0
+    alone = capsys.readouterr().out
+    assert all(f"sha256:{f['sha256']}" in alone for f in rb.upload_plan(res.out))
 
 
 def test_pushing_without_a_token_is_a_dry_run(built, capsys, monkeypatch):

@@ -59,8 +59,9 @@ def _cmd_build_dataset(args) -> int:
         for bench, version in res.versions.items():
             print(f"{bench}: {res.rows[bench]} rows, data version {version}", file=sys.stderr)
         print(f"wrote {out} ({len(res.files)} files)", file=sys.stderr)
-    elif not args.push:
-        raise MedHorizonError("nothing to do: give --src to build and/or --push REPO to upload a built folder")
+    elif not args.push and not (args.dry_run or args.json):
+        raise MedHorizonError("nothing to do: give --src to build, --push REPO to upload a built folder, or "
+                              "--dry-run to list what a push of it would upload")
     if args.push:
         result = rb.push(out, args.push, private=args.private, message=args.commit_message, dry_run=args.dry_run)
         if args.json:
