@@ -77,14 +77,18 @@ def test_results_are_cached_by_file_identity(synthetic, tmp_path, monkeypatch):
     calls = []
     import medhorizon_tasks.core.video.decode as video
 
-    real = video.index_video
+    import medhorizon_tasks.core.video.index_store as store
+
+    real, real_stored, checks = video.index_video, store.stored_index, []
     monkeypatch.setattr(video, "index_video", lambda *a, **k: calls.append(a) or real(*a, **k))
+    monkeypatch.setattr(store, "stored_index", lambda *a, **k: checks.append(a) or real_stored(*a, **k))
     assert P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file)).ok
-    assert calls == [], "unchanged files are not indexed again"
+    assert calls == checks == [], "unchanged files are not checked again"
     touched = root / recs[0]["video_path"]
-    touched.write_bytes(touched.read_bytes())  # same bytes, new modification time: read again
+    touched.write_bytes(touched.read_bytes())  # same bytes, new modification time: checked again...
     assert P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file)).ok
-    assert len(calls) == 1
+    assert len(checks) == 1
+    assert calls == [], "...from the packet index kept for these bytes (core.video.index_store)"
 
 
 def test_check_command_exit_codes_and_json(synthetic, tmp_path, capsys):
