@@ -17,6 +17,8 @@ from medhorizon_tasks.data.synthetic import medhorizon as S
 # The tests' file identities are remembered in a database of their own (subprocesses inherit it), never the
 # user's ~/.cache one.
 os.environ.setdefault("MEDHORIZON_IDENTITY_DB", os.path.join(tempfile.mkdtemp(prefix="mh-ids-"), "ids.sqlite3"))
+# Likewise the videos' packet indices (core.video.index_store).
+os.environ.setdefault("MEDHORIZON_INDEX_CACHE", tempfile.mkdtemp(prefix="mh-index-"))
 
 
 @pytest.fixture(scope="session")

@@ -76,21 +76,23 @@ def test_results_are_cached_by_file_identity(synthetic, tmp_path, monkeypatch):
     P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file))
     calls = []
     import medhorizon_tasks.core.video.decode as video
+    import medhorizon_tasks.core.video.index_store as store
 
-    real = video.index_video
+    real, real_stored, checks = video.index_video, store.stored_index, []
     monkeypatch.setattr(video, "index_video", lambda *a, **k: calls.append(a) or real(*a, **k))
+    monkeypatch.setattr(store, "stored_index", lambda *a, **k: checks.append(a) or real_stored(*a, **k))
     assert P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file)).ok
-    assert calls == [], "unchanged files are not indexed again"
+    assert calls == checks == [], "unchanged files are not checked again"
     touched = root / recs[0]["video_path"]
     touched.write_bytes(touched.read_bytes())  # same bytes, new modification time: the same video
     moved = tmp_path / "elsewhere"
     shutil.copytree(root, moved)  # the same bytes under another root: the same videos
     assert P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file)).ok
     assert P.preflight("medhorizon", data, moved, progress=False, cache=P.VideoCheckCache(cache_file)).ok
-    assert calls == []
+    assert calls == checks == [], "the same bytes (touched, or under another root): the same videos"
     _overwrite_keeping_size_and_mtime(touched, bytearray(touched.read_bytes()), at=touched.stat().st_size // 2)
     assert P.preflight("medhorizon", data, root, progress=False, cache=P.VideoCheckCache(cache_file)).ok
-    assert len(calls) == 1, "one byte changed in the middle: checked again"
+    assert len(calls) == len(checks) == 1, "one byte changed in the middle: checked (and indexed) again"
 
 
 def _overwrite_keeping_size_and_mtime(path, data: bytearray | None = None, at: int | None = None):

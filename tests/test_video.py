@@ -216,18 +216,54 @@ def _load_benchmark(monkeypatch):
 
 
 def test_benchmark_script_runs_end_to_end_on_a_tiny_video(tmp_path, monkeypatch):
-    """Keeps perf/decode_speed.py from rotting: every step on a few seconds of 64x48 video."""
+    """Keeps perf/decode_speed.py from rotting: every step on a few seconds of 64x48 video, every reader that
+    can run here checked frame by frame, the headline at every cap."""
     bench = _load_benchmark(monkeypatch)
     assert not bench.missing_reader("lmms"), "lmms-eval is part of the test environment (the lmms extra)"
-    setup = bench.Setup(seconds=8, width=64, height=48, gop=25, caps=(6,), headline_cap=6, runs=1,
-                        long_segment_s=4, long_copies=3, directory=tmp_path)
+    caps = (6,)  # one cap: each torchcodec read imports torch, each lmms-eval read lmms_eval (~10-20 s here)
+    setup = bench.Setup(seconds=8, width=64, height=48, gop=25, caps=caps, headline_cap=6, runs=1,
+                        long_segment_s=4, long_copies=3, long_bframes=(3,), directory=tmp_path)
     lines = []
-    speedup = bench.run(setup, out=lines.append)
-    assert speedup > 0
-    assert re.fullmatch(r"admission speed-up vs fastest reference at cap 6: \d+\.\d+x", lines[-1])
-    assert not any("DIFFER" in line for line in lines)  # every reader agreed with the sequential decode
-    assert sum("identical" in line for line in lines) == len(bench.READERS) - sum(
-        bool(bench.missing_reader(r)) for r in bench.READERS)
+    summary = bench.run(setup, out=lines.append)
+    text = "\n".join(lines)
+    assert set(summary) == set(caps)
+    for cap in caps:
+        assert summary[cap]["peer"] in bench.PEERS and summary[cap]["speedup"] > 0 and summary[cap]["bound_ratio"] > 0
+    assert re.fullmatch(r"  cap 6: \d+\.\d+x the fastest peer \(\w+ .*\): (met|short of 4x by .*); "
+                        r"\d+\.\d+x the bound \(.*\): (met|over 1.3x by .*); an exact reader at the bound would "
+                        r"be \d+\.\d+x the fastest peer", lines[-3]), lines[-3]
+    assert re.fullmatch(r"admission speed-up vs the fastest peer, warm index: cap 6 \d+\.\d+x \(\w+\)", lines[-2])
+    assert re.fullmatch(r"ours / decode-work bound, warm index: cap 6 \d+\.\d+x", lines[-1])
+    assert "DIFFER" not in text  # every reader, the bound included, agreed with the sequential decode
+    agreed = [line.strip() for line in lines if line.endswith("cap 6: identical")]
+    ran = [r for r in bench.READERS if not bench.missing_reader(r)]
+    assert [a.split("  ")[0] for a in agreed] == [bench.LABELS[r] for r in ran]
+    # An optional peer that cannot run here is named with how to install it, never silently dropped.
+    for reader in ("decord", "torchcodec", "torchcodec_approx"):
+        if bench.missing_reader(reader):
+            assert f"NOTE: {bench.missing_reader(reader)}: left out" in lines
+            assert "install" in bench.missing_reader(reader)
+        else:
+            assert bench.LABELS[reader] in [a.split("  ")[0] for a in agreed]
+    assert "ours" in ran and "ours_cold" in ran and "bound" in ran
+
+
+def test_the_decode_work_bound_decodes_only_from_each_needed_keyframe(tmp_path, monkeypatch):
+    """The bound's packets: from the keyframe opening each needed GOP to its last target's packet, nothing
+    of the GOPs no target is in; and its frames are the plan's."""
+    bench = _load_benchmark(monkeypatch)
+    path = V.encode(tmp_path / "b.mp4", 200, gop=25, bframes=2)
+    truth = V.sequential_frames(path)
+    indices = [3, 30, 31, 160, 3]  # GOPs 0, 1 and 6; a repeated frame
+    groups, rows, size, containers = work = bench.bound_work(path, indices)
+    assert [len(g) > 0 and g[0].is_keyframe for g in groups] == [True, True, True]
+    assert [{p.pts for p in g} >= {int(index_video(path).pts[i]) for i in wanted}
+            for g, wanted in zip(groups, ([3], [30, 31], [160]))] == [True, True, True]
+    assert sum(len(g) for g in groups) < 3 * 25  # not whole GOPs: up to the last target's packet
+    assert np.array_equal(bench.read_bound(work), truth[indices])
+    for c in containers:
+        c.close()
+    assert size == (48, 64) and sorted(r for rs in rows.values() for r in rs) == list(range(len(indices)))
 
 
 # ---- files whose packets are not all frames, demuxers that seek imprecisely, display rotation ----

@@ -170,7 +170,7 @@ class VideoCheckCache:
 
 def _measure(path: Path, cache: VideoCheckCache | None) -> dict:
     """``{"duration_s", "num_frames"}`` or ``{"error"}`` for a file, through the cache."""
-    from ..core.video.decode import index_video
+    from ..core.video.index_store import stored_index
     from ..core.video.metadata import file_duration
 
     key = VideoCheckCache.identity(path) if cache is not None else None
@@ -179,7 +179,7 @@ def _measure(path: Path, cache: VideoCheckCache | None) -> dict:
         if hit is not None:
             return hit
     try:
-        index = index_video(path)
+        index = stored_index(path)  # kept on disk: the run's decodes reuse it
         entry = {"duration_s": file_duration(index), "num_frames": index.num_frames}
     except VideoError as exc:
         entry = {"error": str(exc).split(" (video:")[0]}

@@ -1,5 +1,5 @@
 """``medhorizon-tasks prepare-frames`` and ``cache``: fill the frame cache ahead of a run (the decoding
-itself: :mod:`.jobs.prepare_frames`), report its size or clear it."""
+itself: :mod:`.jobs.prepare_frames`), report its size or clear it (or the packet index store's)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,11 @@ def add_parser(sub) -> None:
     pf.add_argument("--quiet", action="store_true")
     pf.set_defaults(func=_cmd_prepare)
 
-    ca = sub.add_parser("cache", help="frame cache size report, or clear it (only the files the cache wrote)")
+    ca = sub.add_parser("cache", help="frame cache (or packet index store) size report, or clear it (only the files "
+                                      "it wrote)")
     ca.add_argument("action", choices=["info", "clear"])
+    ca.add_argument("--index", action="store_true", help="the videos' packet indices instead of the frame cache "
+                    "(default folder: $MEDHORIZON_INDEX_CACHE or ~/.cache/medhorizon_tasks/index)")
     ca.add_argument("--cache", help="cache folder (default: $MEDHORIZON_FRAME_CACHE or ~/.cache/medhorizon_tasks/frames)")
     ca.add_argument("--json", action="store_true")
     ca.set_defaults(func=_cmd_cache)
@@ -67,8 +70,9 @@ def _cmd_prepare(args) -> int:
 
 def _cmd_cache(args) -> int:
     from ..core.video.frame_cache import FrameCache
+    from ..core.video.index_store import IndexStore
 
-    cache = FrameCache(args.cache)
+    cache = IndexStore(args.cache) if args.index else FrameCache(args.cache)
     if args.action == "clear":
         return _clear(cache)
     else:

@@ -20,8 +20,9 @@ every packet is such a frame:
   index pass decodes that lead-in and keeps exactly the pictures that came out.
   A file that starts with a keyframe has no lead-in: nothing is decoded.
 
-How (``perf/decode_speed.py`` measures it against lmms-eval's and decord's
-readers):
+How (``perf/decode_speed.py`` measures it against lmms-eval's, decord's and
+torchcodec's readers and against the decode work no exact reader can avoid;
+the index below is built once per file and kept by :mod:`.index_store`):
 
 * One pass over the packets (no decoding but the lead-in above and the first
   keyframe) gives every frame's presentation timestamp, the keyframes (with

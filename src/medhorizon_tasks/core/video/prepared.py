@@ -2,10 +2,11 @@
 
 Shared by every benchmark's protocol (MedHorizon, Sureon, SurgHiBench): each
 builds its own plan, and all of them hand a :class:`PreparedVideo` to the
-decoder. The packet index and the picture-change signal of a file are computed
-once per process while the file is unchanged (its
-:func:`~medhorizon_tasks.core.file_identity.stat_key`: device, inode, size,
-mtime and ctime, which any write, copy over it or ``touch`` changes).
+decoder. The packet index of a file is built once per content and kept on disk
+(:mod:`.index_store`); its picture-change signal is computed once per process
+while the file is unchanged (its :func:`~medhorizon_tasks.core.file_identity.stat_key`:
+device, inode, size, mtime and ctime, which any write, copy over it or ``touch``
+changes).
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from ..errors import VideoError
 from ..file_identity import stat_key
 from ..paths import resolve_video_path
 from ..sampling import ChangeSignal, FramePlan
-from .decode import VideoIndex, index_video
+from .decode import VideoIndex
 from .frame_cache import CACHE_ENV, FrameCache
 from .frame_change import change_signal
+from .index_store import stored_index
 
 __all__ = ["DEFAULT_MAX_SIDE", "PreparedVideo", "video_file", "video_index", "video_change_signal",
            "frame_cache_from_env"]
@@ -44,21 +46,10 @@ def video_file(item, video_root: str | os.PathLike) -> Path:
     return resolve_video_path(video_root, item.video_path, uid=item.uid)
 
 
-@functools.lru_cache(maxsize=64)
-def _cached_index(path: str, stat: tuple) -> VideoIndex:
-    return index_video(path)
-
-
 def video_index(path: Path, uid: str | None = None) -> VideoIndex:
-    """The packet index of a video, cached per process while the file is unchanged."""
-    try:
-        stat = stat_key(path)
-    except FileNotFoundError:
-        raise VideoError("video file not found", path=str(path), uid=uid) from None
-    try:
-        return _cached_index(str(path), stat)
-    except VideoError as exc:
-        raise VideoError(str(exc).split(" (video:")[0], path=str(path), uid=uid) from None
+    """The packet index of a video: built once per file content and kept on disk for every later process and
+    run (:mod:`.index_store`, ``$MEDHORIZON_INDEX_CACHE``)."""
+    return stored_index(path, uid=uid)
 
 
 @functools.lru_cache(maxsize=64)

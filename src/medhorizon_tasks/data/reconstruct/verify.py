@@ -72,12 +72,13 @@ def _decode_error(path: Path, num_frames: int | None) -> str | None:
     """None when the first, middle and last frames decode; else why not."""
     from ...core.sampling import FramePlan
     from ...core.video.decode import decode_plan
+    from ...core.video.index_store import stored_index
 
     n = num_frames or 1
     wanted = sorted({0, n // 2, n - 1})
     try:
         decode_plan(path, FramePlan(tuple(wanted), tuple(float(i) for i in wanted), "reconstruct-check"),
-                    max_side=64, workers=1)
+                    max_side=64, workers=1, index=stored_index(path))  # the index the check above stored
     except VideoError as exc:
         return str(exc).split(" (video:")[0]
     return None
