@@ -259,6 +259,10 @@ def test_cache_command_reports_and_clears_the_index_store(videos, store, capsys)
     assert main(["cache", "info", "--index", "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["root"] == str(store.root) and info["entries"] == 2 and info["bytes"] > 0
+    (store.root / "notes.npz").write_text("mine")  # not the store's: left alone, and said
     assert main(["cache", "clear", "--index"]) == 0
-    assert "removed 2 entries" in capsys.readouterr().out
-    assert store.info()["entries"] == 0 and not list(store.root.iterdir())
+    out = capsys.readouterr().out
+    assert "removed 2 entries" in out and "1 other file in its folder left alone (not written by the store)" in out
+    assert store.info()["entries"] == 0 and [p.name for p in store.root.iterdir()] == ["notes.npz"]
+    assert main(["cache", "clear", "--index"]) == 2  # nothing of the store's there: refused, nothing removed
+    assert "is not a packet index store" in capsys.readouterr().err and (store.root / "notes.npz").exists()

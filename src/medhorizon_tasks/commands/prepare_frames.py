@@ -74,7 +74,7 @@ def _cmd_cache(args) -> int:
 
     cache = IndexStore(args.cache) if args.index else FrameCache(args.cache)
     if args.action == "clear":
-        return _clear(cache)
+        return _clear(cache, args.index)
     else:
         info = cache.info()
         print(json.dumps(info, default=str) if args.json else
@@ -82,19 +82,20 @@ def _cmd_cache(args) -> int:
     return 0
 
 
-def _clear(cache) -> int:
-    """``cache clear``: only what the cache wrote goes; a folder that is no frame cache is refused (exit 2)."""
+def _clear(cache, index: bool) -> int:
+    """``cache clear``: only what the cache (or the index store) wrote goes; a folder that holds none of it is
+    refused (exit 2)."""
     from ..core.video.frame_cache import MARK
 
     if not cache.root.is_dir():
         print(f"{cache.root}: no such folder, nothing to remove")
         return 0
     done = cache.clear()
-    kept = (f"; {plural(done['kept'], 'other file')} in its shard folders left alone (not written by the cache)"
-            if done["kept"] else "")
+    where, who = ("in its folder", "the store") if index else ("in its shard folders", "the cache")
+    kept = f"; {plural(done['kept'], 'other file')} {where} left alone (not written by {who})" if done["kept"] else ""
     if not done["marked"] and not done["files"]:
-        print(f"medhorizon-tasks cache: error: {cache.root} is not a frame cache (no {MARK}, no cache entries): "
-              f"nothing removed{kept}", file=sys.stderr)
+        what = "a packet index store (no index files)" if index else f"a frame cache (no {MARK}, no cache entries)"
+        print(f"medhorizon-tasks cache: error: {cache.root} is not {what}: nothing removed{kept}", file=sys.stderr)
         return EXIT_USAGE
     print(f"removed {plural(done['entries'], 'entry')} ({plural(done['files'], 'file')}) from {cache.root}{kept}")
     return 0

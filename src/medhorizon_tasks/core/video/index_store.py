@@ -35,6 +35,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import threading
 import warnings
 import zipfile
@@ -58,6 +59,10 @@ _FORMAT = 1
 _ARRAYS = ("pts", "key_positions", "key_pts", "key_dts", "key_packets")
 _MEMORY = 64          # indices kept in memory per process
 _LOCK_TIMEOUT_S = 900  # longer than any packet pass: past it, index without the lock
+
+
+# what the store writes: <digest>-<build>.npz, its .lock, and safeio's temporaries of the .npz
+_OWN_FILE = re.compile(r"\.?[0-9a-f]{32}-[0-9a-f]{8}\.(?:npz|lock|npz\.\d+\.[0-9a-f]{8}\.tmp)")
 
 
 @functools.lru_cache(maxsize=1)
@@ -116,10 +121,21 @@ class IndexStore:
                  key_pts=key_pts, key_dts=key_dts, key_packets=key_packets)
         return atomic_write_bytes(self.entry(identity), buf.getvalue(), mode=0o644)
 
-    def _entries(self) -> list[Path]:
+    def _own(self) -> tuple[list[Path], int]:
+        """``(the store's own files, the number of other files)`` in its folder: an index, its lock or a
+        temporary file of one, each named by a file identity and a build tag; nothing else is the store's."""
         if not self.root.is_dir():
-            return []
-        return [p for p in self.root.iterdir() if p.suffix == ".npz" and p.is_file()]
+            return [], 0
+        own, kept = [], 0
+        for p in self.root.iterdir():
+            if p.is_file() and _OWN_FILE.fullmatch(p.name):
+                own.append(p)
+            else:
+                kept += 1
+        return own, kept
+
+    def _entries(self) -> list[Path]:
+        return [p for p in self._own()[0] if p.suffix == ".npz"]
 
     def info(self) -> dict:
         """``{"root", "entries", "bytes"}``."""
@@ -130,17 +146,18 @@ class IndexStore:
                 total += p.stat().st_size
         return {"root": str(self.root), "entries": len(entries), "bytes": total}
 
-    def clear(self) -> int:
-        """Remove every stored index and leftover lock or temporary file; returns the number of indices."""
-        removed = 0
-        if not self.root.is_dir():
-            return 0
-        for p in self.root.iterdir():
-            if p.suffix in (".npz", ".lock", ".tmp") and p.is_file():
-                with contextlib.suppress(FileNotFoundError):
-                    p.unlink()
-                    removed += p.suffix == ".npz"
-        return removed
+    def clear(self) -> dict:
+        """Remove the store's own files (see :meth:`_own`), never another file of the folder: ``{"root",
+        "entries" (indices removed), "files" (files removed), "kept" (other files left alone), "marked"}`` --
+        the shape of :meth:`~.frame_cache.FrameCache.clear` (the store has no mark: its file names are its own)."""
+        own, kept = self._own()
+        entries = files = 0
+        for p in own:
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+                files += 1
+                entries += p.suffix == ".npz"
+        return {"root": str(self.root), "entries": entries, "files": files, "kept": kept, "marked": False}
 
 
 def _int64(arrays: dict, name: str) -> np.ndarray:
