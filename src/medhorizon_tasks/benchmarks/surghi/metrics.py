@@ -43,7 +43,6 @@ import math
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from sklearn.metrics import f1_score
 
 from ...core.errors import DataError
 from .hierarchy import Hierarchy
@@ -67,6 +66,10 @@ def _canon_gt(labels: Sequence[Any], canon, known, what: str, video: str) -> lis
 
 
 def _macro_f1(gt: list[str], pred: list[str]) -> float:
+    # imported here: scikit-learn (with scipy and pandas) costs over a second, and every command's parser
+    # imports this package (the `surghi zeroshot` defaults), not only the commands that score SurgHiBench
+    from sklearn.metrics import f1_score
+
     labels = sorted(set(gt) | (set(pred) - {_INVALID}))
     return float(f1_score(gt, pred, labels=labels, average="macro", zero_division=0))
 

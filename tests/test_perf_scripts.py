@@ -1,0 +1,75 @@
+"""The speed scripts in ``perf/`` run, in their smallest settings, and print the rows the README reports.
+
+They are scripts, not part of the package, so nothing else imports them: a rename in the package broke
+``perf/scoring_speed.py``'s breakdown (it wrapped a function scoring no longer calls) and no test saw it.
+(``perf/decode_speed.py`` has its own end-to-end test in ``test_video.py``.) Times are printed, never
+asserted: only that each number is there and that the work counted is the work claimed.
+
+Also here: what a command's start costs. Every command's parser is built at start-up, so a heavy import
+at the top of any module a parser imports is paid by every ``medhorizon-tasks`` command (scikit-learn
+made each ``score`` 1.4 s slower, 43 s instead of 10 s for the 25 commands of ``scoring_speed.py``).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("sklearn", "scipy", "pandas", "torch", "statsmodels", "av", "matplotlib", "transformers")
+
+
+def _script(name: str, *args: str, timeout: int = 900) -> str:
+    res = subprocess.run([sys.executable, str(ROOT / "perf" / name), *args], capture_output=True, text=True,
+                         timeout=timeout, cwd=ROOT)
+    assert res.returncode == 0, f"{name} {' '.join(args)} exited {res.returncode}:\n{res.stderr[-3000:]}"
+    return res.stdout
+
+
+def test_scoring_speed_prints_every_extractor_and_where_the_time_goes():
+    out = _script("scoring_speed.py", "--quick")
+    for name in ("ours", "authors'", "lmms-eval"):
+        assert re.search(rf"^  {re.escape(name)} +[\d,]+ +[\d.]+ +[\d.]+", out, re.M), name
+    # the simulated model's meant letter is what ours reads, on every output
+    assert re.search(r"^  ours +100\.0% .* 100\.0%$", out, re.M)
+    assert re.search(r"^  in process: cli\.main x 26 \(wall\) +[\d.]+ +[\d.]+ +[\d.]+ +[\d.]+$", out, re.M)
+    # the breakdown times both extractions the score command runs, and they do take time
+    spent = dict(re.findall(r"^  (extraction \(.*?\)) +([\d.]+) +\d+%$", out, re.M))
+    assert set(spent) == {"extraction (ours: extract_choice)", "extraction (authors' rule, beside)"}
+    assert float(spent["extraction (ours: extract_choice)"]) > 0
+    assert "slowest imports of a score command" in out
+
+
+def test_zeroshot_speed_counts_one_decode_and_one_encode_per_distinct_frame():
+    out = _script("zeroshot_speed.py", "--repeat", "1")
+    assert re.search(r"^  ours \(surghi zeroshot\) +1\.00 +1\.00 +[\d.]+ +1\.00$", out, re.M), out
+    assert re.search(r"^  naive per-window loop +16\.00 +16\.00 +[\d.]+ +[\d.]+$", out, re.M), out
+    assert re.search(r"^same labels: (\d+) of \1$", out, re.M), out
+
+
+def test_blur_speed_reports_each_detector_and_the_pass():
+    out = _script("blur_speed.py", "--quick")
+    for row in ("text", "faces", "pass", "rapidocr_default", "decode"):
+        assert re.search(rf"^ +{row}: +[\d.]+ ms/frame", out, re.M), row
+    blurred = re.search(r"regions blurred: (\d+) in (\d+) frames", out)
+    assert blurred and int(blurred[1]) > 0  # the synthetic frames carry captions and faces: something is found
+
+
+def test_file_identity_speed_reports_the_first_read_and_the_remembered_one():
+    out = _script("file_identity_speed.py", "--mib", "8", "--repeat", "1")
+    assert re.search(r"^first identity \(read \+ XXH3-128\): [\d.]+ s = [\d.]+ GB/s", out, re.M), out
+    assert re.search(r"^identity of the unchanged file again: [\d.]+ us", out, re.M), out
+    assert re.search(r"^from the memo database \(a new process\): [\d.]+ us per file", out, re.M), out
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["score", "--help"], ["compare", "--help"]])
+def test_starting_a_command_imports_no_heavy_library(argv):
+    code = ("import sys\nfrom medhorizon_tasks.commands.main import main\n"
+            f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stderr.strip().splitlines()[-1] == "[]", res.stderr
