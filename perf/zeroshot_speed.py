@@ -6,8 +6,8 @@ Usage::
     python perf/zeroshot_speed.py --repeat 1   # one repetition (a third of the time)
     python perf/zeroshot_speed.py --every 3    # the sample's own items (every third second)
 
-The naive loop takes most of the time: about 6 minutes a repetition on 2 cores shared with other work
-(load average 10), ours 18 s.
+The naive loop takes most of the time: about 5 s a repetition on 2 idle cores, ours 0.15 s (under load
+average 10 the same took 6 minutes and 18 s: torch's threads suffer most from sharing the cores).
 
 What is measured, on the synthetic SurgHiBench sample (6 videos of 60 s, 128x96, 4 fps) with items at
 every ``--every`` seconds (1: like MultiBypass140's 1 FPS annotations, so each frame lies in 16
