@@ -119,26 +119,27 @@ def _to_gray(frame) -> np.ndarray:
     return arr[..., :3].astype(np.float64) @ _GRAY_WEIGHTS
 
 
+def _centre_span(i: int, cells: int, size: int, margin: float) -> tuple[int, int]:
+    """Pixel range [lo, hi) of the centre of cell ``i`` of ``cells`` along an axis of ``size`` pixels, ``margin``
+    of the cell left out on each side; at least one pixel, the cell's middle one."""
+    lo_f, hi_f = i * size / cells, (i + 1) * size / cells
+    extent = hi_f - lo_f
+    lo = math.ceil(lo_f + margin * extent - 1e-9)
+    hi = math.floor(hi_f - margin * extent + 1e-9)
+    if hi <= lo:
+        lo = min(int(lo_f + extent / 2), size - 1)
+        hi = lo + 1
+    return lo, hi
+
+
 def _cell_means(gray: np.ndarray) -> list[float]:
     h, w = gray.shape
     margin = (1.0 - _CENTRE_FRACTION) / 2.0
     means: list[float] = []
     for r in range(GRID_ROWS):
-        y0f, y1f = r * h / GRID_ROWS, (r + 1) * h / GRID_ROWS
-        ch = y1f - y0f
-        y0 = math.ceil(y0f + margin * ch - 1e-9)
-        y1 = math.floor(y1f - margin * ch + 1e-9)
-        if y1 <= y0:
-            y0 = min(int(y0f + ch / 2), h - 1)
-            y1 = y0 + 1
+        y0, y1 = _centre_span(r, GRID_ROWS, h, margin)
         for c in range(GRID_COLS):
-            x0f, x1f = c * w / GRID_COLS, (c + 1) * w / GRID_COLS
-            cw = x1f - x0f
-            x0 = math.ceil(x0f + margin * cw - 1e-9)
-            x1 = math.floor(x1f - margin * cw + 1e-9)
-            if x1 <= x0:
-                x0 = min(int(x0f + cw / 2), w - 1)
-                x1 = x0 + 1
+            x0, x1 = _centre_span(c, GRID_COLS, w, margin)
             means.append(float(gray[y0:y1, x0:x1].mean()))
     return means
 
