@@ -36,11 +36,16 @@ def _read_manifest(root: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _folders_of(owned: Collection[str]) -> set[str]:
+    """The folders (relative paths) that lead to the files in ``owned``."""
+    return {str(parent) for f in owned for parent in Path(f).parents if str(parent) != "."}
+
+
 def _foreign_entries(root: Path, owned: Collection[str]) -> list[str]:
     """What ``root`` holds besides the files in ``owned`` and the folders leading to them (relative paths,
     folders with a trailing "/"); a symbolic link is always foreign, since the builders write none."""
     owned = set(owned)
-    folders = {str(parent) for f in owned for parent in Path(f).parents if str(parent) != "."}
+    folders = _folders_of(owned)
     found: list[str] = []
 
     def scan(folder: str, prefix: str) -> None:
@@ -62,7 +67,7 @@ def _foreign_entries(root: Path, owned: Collection[str]) -> list[str]:
 def _remove_owned(root: Path, owned: Collection[str]) -> list[str]:
     """Delete the files in ``owned`` from ``root``, then the folders left empty; return what is left."""
     owned = set(owned)
-    folders = {str(parent) for f in owned for parent in Path(f).parents if str(parent) != "."}
+    folders = _folders_of(owned)
 
     def clean(folder: str, prefix: str) -> None:
         with os.scandir(folder) as entries:
