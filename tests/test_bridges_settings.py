@@ -130,7 +130,7 @@ def test_markdown_table_has_every_row():
 
 
 def test_the_readme_table_is_the_registry():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
     assert M.markdown_table() + "\n" in readme, "regenerate it: medhorizon-tasks protocol --markdown"
 
 
@@ -192,6 +192,6 @@ def test_a_thinking_models_row_gets_its_budget(capsys):
 
 
 def test_the_readme_has_sureons_rows():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "models.md").read_text(encoding="utf-8")
     assert M.markdown_table(SUREON.SETTINGS) + "\n" in readme, "regenerate: medhorizon-tasks protocol --markdown " \
                                                                 "--benchmark sureon"

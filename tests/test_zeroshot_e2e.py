@@ -289,7 +289,7 @@ def test_the_readme_example_encoder_runs_as_written(surghi_sample, tmp_path, cap
 
     from tiny_video_model import TinyVideoModel
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "surghibench.md").read_text()
     code = readme.split("```python\n# my_encoders.py\n", 1)[1].split("```", 1)[0]
     assert 15 <= len([x for x in code.splitlines() if x.strip()]) <= 25  # "a 20-line example"
     (tmp_path / "my_encoders.py").write_text(code)
