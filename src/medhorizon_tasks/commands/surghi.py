@@ -20,7 +20,8 @@ __all__ = ["add_parser"]
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``surghi`` and its sub-command ``import`` to the main parser's sub-parsers."""
-    p = sub.add_parser("surghi", help="SurgHiBench data tools (import from the upstream annotations)")
+    p = sub.add_parser("surghi", help="SurgHiBench: zero-shot runs of dual encoders (zeroshot) and frame rows from "
+                       "the upstream annotations (import)")
     ssub = p.add_subparsers(dest="surghi_command", required=True)
     i = ssub.add_parser("import", help="frame rows (1 FPS) and derived hierarchies from MultiBypass140 / GraSP labels",
                         description="Turn a source's own annotation files into the rows that `score --benchmark "
