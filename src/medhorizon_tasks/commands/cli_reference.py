@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .help import shown_default, walk
+from .help import deprecated_spellings, shown_default, walk
 from .main import build_parser
 
 __all__ = ["reference", "main"]
@@ -78,6 +78,10 @@ def _section(words: tuple[str, ...], parser: argparse.ArgumentParser, line: str 
         out += ["| command | what it does |", "| --- | --- |", *commands, ""]
     if rows:
         out += ["| argument | default | help |", "| --- | --- | --- |", *rows, ""]
+    old = deprecated_spellings(parser)
+    if old:
+        out += ["Old spellings, still accepted with a warning until the next release: "
+                + ", ".join(f"`{o}` (now `{n}`)" for o, n in old.items()) + ".", ""]
     return out
 
 

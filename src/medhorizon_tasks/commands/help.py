@@ -1,5 +1,5 @@
 """What every command's ``--help`` shows, whoever wrote its parser: a description (its help line when it has none
-of its own) and each option's default.
+of its own) and each option's default; and the old spellings of renamed options (:func:`old_spellings`).
 
 :func:`finish_help` walks a parser and its sub-parsers once they are built; :func:`walk` is the walk, which the
 CLI reference (:mod:`.cli_reference`) and the tests reuse.
@@ -8,9 +8,10 @@ CLI reference (:mod:`.cli_reference`) and the tests reuse.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Iterator
 
-__all__ = ["DefaultsHelpFormatter", "finish_help", "walk", "shown_default"]
+__all__ = ["DefaultsHelpFormatter", "finish_help", "walk", "shown_default", "old_spellings", "deprecated_spellings"]
 
 def shown_default(action: argparse.Action) -> str | None:
     """The default ``--help`` shows beside an option, or None when there is none to show (not an option, a
@@ -64,3 +65,33 @@ def finish_help(parser: argparse.ArgumentParser) -> None:
             default = shown_default(action)
             if action.help is None and default is not None:  # argparse shows no line for an option without help
                 action.help = "(default: " + default.replace("%", "%%") + ")"
+
+
+class _OldSpelling:
+    """Mixin of an option's action that warns when the option is given by a spelling it is losing."""
+
+    old_spellings: dict[str, str] = {}
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string in self.old_spellings:
+            print(f"{parser.prog}: warning: {option_string} is deprecated, use {self.old_spellings[option_string]} "
+                  "(the old spelling is accepted until the next release)", file=sys.stderr)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def old_spellings(parser: argparse.ArgumentParser, new: str, *old: str) -> None:
+    """Accept ``old`` spellings of the option ``new`` (already added) for one more release, with a warning on
+    stderr when one is used. They parse exactly as ``new`` does (same action: required, groups and all) but
+    are not shown by ``--help``; the CLI reference lists them (:func:`deprecated_spellings`)."""
+    action = parser._option_string_actions[new]
+    if not isinstance(action, _OldSpelling):
+        action.__class__ = type(f"Renamed{type(action).__name__}", (_OldSpelling, type(action)), {})
+        action.old_spellings = {}
+    for spelling in old:
+        action.old_spellings[spelling] = new
+        parser._option_string_actions[spelling] = action
+
+
+def deprecated_spellings(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """``{old spelling: new}`` of the options of ``parser``."""
+    return {old: new for action in parser._actions for old, new in getattr(action, "old_spellings", {}).items()}

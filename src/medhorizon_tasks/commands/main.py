@@ -19,6 +19,7 @@ from typing import Iterable
 from ..core.errors import MedHorizonError
 from ..core.version import __version__
 from .common import EXIT_USAGE
+from .data_args import resolve as resolve_data
 from .help import DefaultsHelpFormatter, finish_help
 from .launch import passthrough_args
 
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     if args is None:
         args = build_parser(_command_of(argv)).parse_args(argv)
     try:
+        resolve_data(args)  # --data OWNER/NAME (the Hub) and --synthetic, as paths
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe must show up here, not in the interpreter's final flush
         return status
