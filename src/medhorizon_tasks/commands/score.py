@@ -165,11 +165,13 @@ def _cmd_score(args) -> int:
 def _run_label(predictions: str, records: list[dict]) -> tuple[str, str]:
     """(model, input) of a MedHorizon predictions file: from lmms-eval's results file beside a samples
     file, else the file name and the records' mode."""
-    from ..benchmarks.medhorizon.protocol import FrameSetting
     from ..core.log_samples import model_label, run_description
 
     run = run_description(predictions)
     if run is not None:
+        # here only: the frame protocol brings numpy and the video readers, which a plain file does not need
+        from ..benchmarks.medhorizon.protocol import FrameSetting
+
         try:
             return model_label(run), FrameSetting.from_kwargs(run["kwargs"]).describe()
         except (TypeError, ValueError):
