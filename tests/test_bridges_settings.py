@@ -108,8 +108,14 @@ def _protocol(argv, capsys):
 
 def test_protocol_command(capsys):
     status, out = _protocol(["qwen3_vl_8b"], capsys)
-    assert status == 0 and out == M.lmms_eval_command(M.setting("qwen3_vl_8b")) + "\n"
-    status, out = _protocol(["lingshu_7b", "--output-path", "runs/lingshu"], capsys)
+    # the package's launcher, which exits non-zero when the evaluation failed, with lmms-eval's arguments
+    assert status == 0 and out == "medhorizon-tasks run" + M.lmms_eval_command(M.setting("qwen3_vl_8b"))[
+        len("lmms-eval"):] + "\n"
+    # the names `score --paper-row` takes: the model as the paper prints it, its checkpoint
+    for name in ("Qwen3-VL-8B", "Qwen/Qwen3-VL-8B-Instruct", "qwen3-vl-8b"):
+        assert _protocol([name], capsys) == (status, out), name
+    assert "sureon_visual,sureon_blind" in _protocol(["GPT-5.1 (high)"], capsys)[1]
+    status, out = _protocol(["lingshu_7b", "--out", "runs/lingshu"], capsys)
     assert out.rstrip().endswith("--output_path runs/lingshu")
     status, out = _protocol(["--list"], capsys)
     assert status == 0 and len(out.splitlines()) == len(M.SETTINGS) + len(SUREON.SETTINGS)
@@ -149,9 +155,9 @@ def test_the_printed_command_gives_the_shell_exactly_its_values(capsys):
     from medhorizon_tasks.commands.main import main
 
     for path in ("my results/run 1", "results;touch pwned", "it's \"here\"/$HOME"):
-        assert main(["protocol", "qwen3_vl_8b", "--output-path", path]) == 0
+        assert main(["protocol", "qwen3_vl_8b", "--out", path]) == 0
         argv = shlex.split(capsys.readouterr().out)
-        assert argv == ["lmms-eval", "--model", "medhorizon_qwen3_vl", "--model_args",
+        assert argv == ["medhorizon-tasks", "run", "--model", "medhorizon_qwen3_vl", "--model_args",
                         "pretrained=Qwen/Qwen3-VL-8B-Instruct", "--tasks", "medhorizon_cap768", "--batch_size", "1",
                         "--log_samples", "--output_path", path]
     for s in M.SETTINGS:
@@ -172,7 +178,7 @@ def test_a_thinking_models_row_gets_its_budget(capsys):
     assert thinking.paper_row == "Qwen3VL-32B-T" and thinking.max_new_tokens == M.QWEN3_VL_THINKING_BUDGET == 40_960
     status, out = _protocol(["sureon_qwen3_vl_32b_thinking"], capsys)
     assert status == 0 and out.split() == [
-        "lmms-eval", "--model", "medhorizon_qwen3_vl", "--model_args",
+        "medhorizon-tasks", "run", "--model", "medhorizon_qwen3_vl", "--model_args",
         "pretrained=Qwen/Qwen3-VL-32B-Thinking,enable_thinking=true", "--tasks", "sureon_visual,sureon_blind",
         "--gen_kwargs", "max_new_tokens=40960", "--batch_size", "1", "--log_samples", "--output_path", "results/"]
     for s in (*M.SETTINGS, *SUREON.SETTINGS):

@@ -228,7 +228,7 @@ def test_make_from_plain_predictions_and_lmms_samples(tmp_path, files, data, cap
                                                    for it in d.items])
     out = tmp_path / "sub.json"
     rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"],
-                         "--predictions", plain, "--model", "Needle <7B>", "--size", "7B", "--fps", "1",
+                         "--predictions", plain, "--model", "Needle <7B>", "--model-size", "7B", "--fps", "1",
                          "--cap", "64", "--date", "2025-01-31", "-o", out)
     assert rc == 0, err
     sub = json.loads(out.read_text())
@@ -273,7 +273,7 @@ def test_make_sureon_and_surghi(tmp_path, files, data, capsys):
     out = tmp_path / "g.json"
     rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "surghi", "--data", files["surghi"],
                          "--hierarchy", files["hierarchy"], "--predictions", tmp_path / "g.csv", "--model", "clip",
-                         "--size", "0.4B", "--frames", "16", "-o", out)
+                         "--model-size", "0.4B", "--frames", "16", "-o", out)
     assert rc == 0, err
     sub = json.loads(out.read_text())
     assert sub["predictions"][0] == {"dataset": "toyA", "video": "vid0", "frame": 0, "phase": "prep",
@@ -286,7 +286,7 @@ def test_make_refuses_missing_items_unless_asked(tmp_path, files, data, capsys):
     d = data["medhorizon"]
     plain = write_jsonl(tmp_path / "preds.jsonl", [{"uid": it.uid, "prediction": it.answer} for it in d.items[:50]])
     args = ["leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"], "--predictions", plain,
-            "--model", "m", "--size", "7B", "-o", tmp_path / "sub.json"]
+            "--model", "m", "--model-size", "7B", "-o", tmp_path / "sub.json"]
     rc, _, err = run_cli(capsys, *args)
     assert rc == 2 and "missing id(s): 2 of the 52 items of the data have no prediction: 50, 51" in err
     assert not (tmp_path / "sub.json").exists()
@@ -732,12 +732,12 @@ def test_build_on_a_full_disk_is_one_message_and_keeps_the_previous_board(tmp_pa
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # all three as they were, no temporary file
 
     rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"],
-                         "--predictions", tmp_path / "none.jsonl", "--model", "m", "--size", "1B", "-o", out / "s.json")
+                         "--predictions", tmp_path / "none.jsonl", "--model", "m", "--model-size", "1B", "-o", out / "s.json")
     assert rc == 2 and "file not found" in err
     preds = tmp_path / "preds.jsonl"
     preds.write_text("".join(json.dumps({"uid": it.uid, "prediction": it.answer}) + "\n" for it in d.items))
     rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"],
-                         "--predictions", preds, "--model", "m", "--size", "1B", "-o", out / "s.json")
+                         "--predictions", preds, "--model", "m", "--model-size", "1B", "-o", out / "s.json")
     assert rc == 2 and err == (f"medhorizon-tasks leaderboard: error: cannot write {out / 's.json'}: "
                                "No space left on device\n")
     assert sorted(p.name for p in out.iterdir()) == sorted(before)

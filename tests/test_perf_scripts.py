@@ -5,9 +5,10 @@ They are scripts, not part of the package, so nothing else imports them: a renam
 (``perf/decode_speed.py`` has its own end-to-end test in ``test_video.py``.) Times are printed, never
 asserted: only that each number is there and that the work counted is the work claimed.
 
-Also here: what a command's start costs. Every command's parser is built at start-up, so a heavy import
-at the top of any module a parser imports is paid by every ``medhorizon-tasks`` command (scikit-learn
-made each ``score`` 1.4 s slower, 43 s instead of 10 s for the 25 commands of ``scoring_speed.py``).
+Also here: what a command's start costs. A command imports its own module only (``commands/main.py``'s
+COMMANDS; ``tests/test_cli.py`` checks that), so a heavy import at the top of a command module is paid by
+every run and ``--help`` of that command (scikit-learn, when every parser was built at start-up, made each
+``score`` 1.4 s slower, 43 s instead of 10 s for the 25 commands of ``scoring_speed.py``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ def test_scoring_speed_prints_every_extractor_and_where_the_time_goes():
     assert set(spent) == {"extraction (ours: extract_choice)", "extraction (authors' rule, beside)"}
     assert float(spent["extraction (ours: extract_choice)"]) > 0
     assert "slowest imports of a score command" in out
+    # every command's --help is timed, nested ones included
+    for argv in ("--help", "score --help", "surghi zeroshot --help", "leaderboard build --help"):
+        assert re.search(rf"^  medhorizon-tasks {re.escape(argv)} +[\d.]+$", out, re.M), argv
 
 
 def test_zeroshot_speed_counts_one_decode_and_one_encode_per_distinct_frame():
@@ -66,7 +70,10 @@ def test_file_identity_speed_reports_the_first_read_and_the_remembered_one():
     assert re.search(r"^from the memo database \(a new process\): [\d.]+ us per file", out, re.M), out
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["score", "--help"], ["compare", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["score", "--help"], ["compare", "--help"],
+                                  ["protocol", "--help"], ["leaderboard", "build", "--help"], ["diagnose", "--help"],
+                                  ["prepare-frames", "--help"], ["plot", "--help"], ["check", "--help"],
+                                  ["videos", "--help"], ["build-dataset", "--help"], ["demo", "--help"]])
 def test_starting_a_command_imports_no_heavy_library(argv):
     code = ("import sys\nfrom medhorizon_tasks.commands.main import main\n"
             f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"

@@ -118,7 +118,7 @@ def test_a_same_size_same_mtime_overwrite_does_not_pass_as_readable(command, syn
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))  # the commands' default check cache
     data, root, recs = _subset(synthetic, tmp_path)
     argv = (["check", "--data", str(data), "--video-root", str(root), "--quiet"] if command == "check" else
-            ["videos", "check", "--data", str(data), "--root", str(root), "--no-decode", "--quiet"])
+            ["videos", "check", "--data", str(data), "--video-root", str(root), "--no-decode", "--quiet"])
     assert main(argv) == 0, capsys.readouterr()
     capsys.readouterr()
     victim = root / recs[1]["video_path"]

@@ -267,7 +267,7 @@ def test_surghi_score_beside_tables_2_to_4_per_dataset(tmp_path, capsys):
     ann = _jsonl(tmp_path / "ann.jsonl", frames)
     pred = _jsonl(tmp_path / "pred.jsonl", [{**r, "step": "Proximal Fixation" if r["frame"] else r["step"]}
                                             for r in frames])
-    assert main(["score", "--benchmark", "surghi", "--annotations", str(ann), "--predictions", str(pred),
+    assert main(["score", "--benchmark", "surghi", "--data", str(ann), "--predictions", str(pred),
                  "--paper-row", "HyperSurg", "--json"]) == 0
     paper = json.loads(capsys.readouterr().out)["paper"]
     assert [(p["table"], p["setting"]["dataset"]) for p in paper] == [
@@ -275,7 +275,7 @@ def test_surghi_score_beside_tables_2_to_4_per_dataset(tmp_path, capsys):
     t2 = {c["key"]: c for c in paper[3]["columns"]}
     assert t2["phase_acc"]["run"] == 100.0 and t2["step_acc"]["run"] == 25.0
     assert t2["step_acc"]["difference"] == pytest.approx(25.0 - 17.6) and t2["step_acc"]["ci95"] is None
-    assert main(["score", "--benchmark", "surghi", "--annotations", str(ann), "--predictions", str(pred),
+    assert main(["score", "--benchmark", "surghi", "--data", str(ann), "--predictions", str(pred),
                  "--paper-row", "HyperSurg"]) == 0
     out = capsys.readouterr().out
     assert 'SurgHiBench Table 4 (5.3 Task 3: Hierarchy-Aware Error Severity), row "HyperSurg" (dataset MIPO)' in out
@@ -291,7 +291,7 @@ def test_leaderboard_build_shows_each_entry_beside_its_paper_row(full_release, t
     for model in ("Qwen/Qwen3-VL-8B-Instruct", "My model"):
         out = tmp_path / f"{model.replace('/', '_')}.json"
         assert main(["leaderboard", "make", "--benchmark", "medhorizon", "--data", str(data), "--predictions",
-                     str(preds), "--model", model, "--size", "8B", "--fps", "1", "--cap", "768", "-o", str(out)]) == 0
+                     str(preds), "--model", model, "--model-size", "8B", "--fps", "1", "--cap", "768", "-o", str(out)]) == 0
         subs.append(str(out))
     capsys.readouterr()
     board = tmp_path / "board"

@@ -45,13 +45,13 @@ def linked(world):
     """The root after `videos check`, `videos link` and `videos link --extract` (their JSON reports)."""
     tmp, up, data = world
     root = tmp / "root"
-    cache = ["--cache", str(tmp / "checks.json"), "--quiet"]
+    cache = ["--check-cache", str(tmp / "checks.json"), "--quiet"]
     reports = {}
     for name, extra in (("check", []), ("link", []), ("link --extract", ["--extract"])):
         report = tmp / f"{name.replace(' ', '_')}.json"
         cmd = name.split()[0]
-        status = run(["videos", cmd, "--root", str(root), "--data", str(data), *_from_args(up), *cache, *extra,
-                      "--report", str(report)])
+        status = run(["videos", cmd, "--video-root", str(root), "--data", str(data), *_from_args(up), *cache, *extra,
+                      "--out", str(report)])
         reports[name] = (status, json.loads(report.read_text()))
         if cmd == "check":
             assert not root.exists(), "check must write nothing"
@@ -347,8 +347,8 @@ def test_checksums_are_verified(tmp_path, capsys):
     assert rep.videos[0].state == "unusable" and "SHA-256" in rep.videos[0].reason
     sums.write_text(f"{digest}  ./multibypass/BBP01.mp4\n")
     assert R.reconstruct("medhorizon", data, root, checksums=R.read_checksums(sums), **kw).ok
-    assert run(["videos", "check", "--root", str(root), "--data", str(data), "--checksums", str(sums), "--json",
-                "--quiet", "--cache", str(tmp_path / "c.json")]) == 0
+    assert run(["videos", "check", "--video-root", str(root), "--data", str(data), "--checksums", str(sums), "--json",
+                "--quiet", "--check-cache", str(tmp_path / "c.json")]) == 0
     assert json.loads(capsys.readouterr().out)["items"][0]["sha256"] == digest
 
 
@@ -378,16 +378,16 @@ def test_an_interrupted_assembly_leaves_no_half_video_and_the_rerun_finishes(tmp
 
 def test_check_without_downloads_names_the_missing_and_how_to_get_them(tmp_path, capsys):
     data = F.write_release(tmp_path / "r.jsonl", [F.record("a", "Galar", "galar/003.mp4", F.N, F.FPS, [1])])
-    assert run(["videos", "check", "--root", str(tmp_path / "root"), "--data", str(data), "--quiet", "--cache",
+    assert run(["videos", "check", "--video-root", str(tmp_path / "root"), "--data", str(data), "--quiet", "--check-cache",
                 str(tmp_path / "c.json")]) == 1
     out = capsys.readouterr().out
     assert "galar/003.mp4 (items 1): missing" in out and "no download of Galar was given" in out
-    assert "Figshare+" in out and 'videos link --root ROOT --from "Galar=FOLDER"' in out
+    assert "Figshare+" in out and 'videos link --video-root ROOT --from "Galar=FOLDER"' in out
 
 
 def test_an_unknown_source_name_is_a_usage_error(tmp_path, capsys):
     data = F.write_release(tmp_path / "r.jsonl", [F.record("a", "Galar", "galar/003.mp4", F.N, F.FPS, [1])])
-    assert run(["videos", "check", "--root", str(tmp_path), "--data", str(data), "--from",
+    assert run(["videos", "check", "--video-root", str(tmp_path), "--data", str(data), "--from",
                 f"Galer={tmp_path}"]) == 2
     assert "unknown source 'Galer'" in capsys.readouterr().err
 

@@ -31,8 +31,8 @@ def _data(tmp: Path, *names: str) -> Path:
 def _videos(cmd: str, root: Path, data: Path, tmp: Path, *extra: str) -> tuple[int, dict]:
     report = tmp / "report.json"
     report.unlink(missing_ok=True)
-    status = run(["videos", cmd, "--root", str(root), "--data", str(data), "--quiet", "--cache",
-                  str(tmp / "checks.json"), "--report", str(report), *extra])
+    status = run(["videos", cmd, "--video-root", str(root), "--data", str(data), "--quiet", "--check-cache",
+                  str(tmp / "checks.json"), "--out", str(report), *extra])
     return status, (read_json(report) if report.exists() else {})
 
 
@@ -162,7 +162,7 @@ def test_checksums_listed_one_folder_up_or_absolute_are_matched_and_counted(plac
         assert rep["checksums"]["verified"] == 2 and rep["checksums"]["entries"] == 2
         assert {v["checksum"] for v in rep["items"]} == {"match"}
     capsys.readouterr()
-    run(["videos", "check", "--root", str(root), "--data", str(data), "--quiet", "--cache",
+    run(["videos", "check", "--video-root", str(root), "--data", str(data), "--quiet", "--check-cache",
          str(tmp_path / "checks.json"), "--checksums", str(tmp_path / "SHA256SUMS")])
     assert "2 of 2 videos verified" in capsys.readouterr().out
 

@@ -208,7 +208,7 @@ def test_dry_run_prints_every_path_size_and_hash_and_sends_nothing(built, capsys
     monkeypatch.setattr(huggingface_hub, "HfApi", _NoNetwork)
     monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token")
     src, res, tmp = built
-    assert run(["build-dataset", "--src", str(src["medhorizon"]), "--src", f"sureon={src['sureon']}", "--src",
+    assert run(["build-dataset", "--data", str(src["medhorizon"]), "--data", f"sureon={src['sureon']}", "--data",
                 f"surghi={src['surghi']}", "--out", str(res.out), "--push", "me/medhorizon", "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "dry run (--dry-run)" in out and "me/medhorizon" in out
@@ -264,7 +264,7 @@ def test_two_videos_sharing_one_key_are_refused_naming_both(tmp_path, capsys):
     a = record("v1", "REAL-Colon", "real_colon/002-010.mp4", 200, 5.0, [1, 2])
     b = record("v1", "MultiBypass", "multibypass/BBP01.mp4", 3000, 25.0, [3])
     src = write_release(tmp_path / "dup.jsonl", [a, b])
-    assert run(["build-dataset", "--src", str(src), "--out", str(tmp_path / "out")]) == 2
+    assert run(["build-dataset", "--data", str(src), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "line 2: video 'v1' field 'key': line 1 already gives this key to another video" in err
     assert "'multibypass/BBP01.mp4' vs 'real_colon/002-010.mp4'" in err and "Traceback" not in err
@@ -273,19 +273,19 @@ def test_two_videos_sharing_one_key_are_refused_naming_both(tmp_path, capsys):
     folder = tmp_path / "folder"
     folder.mkdir()
     write_release(folder / "mlvbench_test.jsonl", [a, b])
-    assert run(["build-dataset", "--src", str(folder), "--out", str(tmp_path / "out")]) == 2
+    assert run(["build-dataset", "--data", str(folder), "--out", str(tmp_path / "out")]) == 2
     assert "already gives this key to another video" in capsys.readouterr().err
     assert run(["leaderboard", "version", "--benchmark", "medhorizon", "--data", str(src)]) == 2
     capsys.readouterr()
     # one video in two records (same key, same video) is one video: accepted
     b = record("v1", "REAL-Colon", "real_colon/002-010.mp4", 200, 5.0, [3])
-    assert run(["build-dataset", "--src", str(write_release(src, [a, b])), "--out", str(tmp_path / "out")]) == 0
+    assert run(["build-dataset", "--data", str(write_release(src, [a, b])), "--out", str(tmp_path / "out")]) == 0
 
 
 def test_republishing_a_built_folder_keeps_its_records_and_its_version(built, tmp_path, capsys):
     src, res, _ = built
     again = tmp_path / "again"
-    assert run(["build-dataset", "--src", str(res.out), "--out", str(again)]) == 0
+    assert run(["build-dataset", "--data", str(res.out), "--out", str(again)]) == 0
     assert (again / rb.BENCHMARK_FILES["medhorizon"]).read_bytes() == (res.out / rb.BENCHMARK_FILES["medhorizon"]) \
         .read_bytes()
     capsys.readouterr()
@@ -301,7 +301,7 @@ def test_an_out_folder_whose_data_is_a_symlink_elsewhere_is_refused(tmp_path, ca
     elsewhere.mkdir()
     out.mkdir()
     (out / "data").symlink_to(elsewhere, target_is_directory=True)
-    assert run(["build-dataset", "--src", str(src), "--out", str(out)]) == 2
+    assert run(["build-dataset", "--data", str(src), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "data -> " in err and "outside" in err
     assert list(elsewhere.iterdir()) == [] and sorted(p.name for p in out.iterdir()) == ["data"]

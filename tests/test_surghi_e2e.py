@@ -26,7 +26,7 @@ def runs(synthetic, tmp_path_factory):
 
 
 def _score(sample, samples_file, capsys) -> dict:
-    assert main(["score", "--benchmark", "surghi", "--predictions", str(samples_file), "--annotations",
+    assert main(["score", "--benchmark", "surghi", "--predictions", str(samples_file), "--data",
                  str(sample.annotations_path), "--hierarchy", str(sample.hierarchy_path), "--json"]) == 0
     return json.loads(capsys.readouterr().out)
 
@@ -102,7 +102,7 @@ def test_leaderboard_from_the_lmms_eval_samples(runs, tmp_path, capsys):
     for name, run in (("needle", needle), ("random", rand)):
         sub = tmp_path / f"{name}.json"
         assert main(["leaderboard", "make", "--benchmark", "surghi", *data, "--predictions", str(run.samples[TASK]),
-                     "--model", name, "--size", "n/a", "--fps", "1", "-o", str(sub)]) == 0
+                     "--model", name, "--model-size", "n/a", "--fps", "1", "-o", str(sub)]) == 0
         subs.append(str(sub))
     assert main(["leaderboard", "validate", *subs, *data]) == 0
     assert capsys.readouterr().out.count("OK ") == 2

@@ -43,9 +43,9 @@ def test_import_writes_hierarchies_json_beside_the_rows_and_two_imports_share_it
     mb, gr = multibypass_tree(tmp_path / "mb"), grasp_tree(tmp_path / "gr")
     out = tmp_path / "data"
     out.mkdir()
-    assert main(["surghi", "import", "--source", "multibypass140", "--labels", str(mb), "--out",
+    assert main(["surghi", "import", "--source", "multibypass140", "--data", str(mb), "--out",
                  str(out / "bypass.jsonl")]) == 0
-    assert main(["surghi", "import", "--source", "grasp", "--labels", str(gr), "--out", str(out / "grasp.jsonl")]) == 0
+    assert main(["surghi", "import", "--source", "grasp", "--data", str(gr), "--out", str(out / "grasp.jsonl")]) == 0
     capsys.readouterr()
     written = sorted(p.name for p in out.iterdir())
     assert written == ["bypass.jsonl", "grasp.jsonl", HIERARCHY_FILE]
@@ -60,7 +60,7 @@ def test_import_writes_hierarchies_json_beside_the_rows_and_two_imports_share_it
     assert load_inputs(out / "grasp.jsonl").hierarchies["GraSP"][1] == "file"  # surghi zeroshot
     preds = _rows(tmp_path / "p.jsonl", [{"dataset": "GraSP", "video": "CASE041", "frame": 0, "phase": "LPIL",
                                          "step": "Suction"}])
-    assert main(["score", "--benchmark", "surghi", "--annotations", str(out / "grasp.jsonl"), "--predictions",
+    assert main(["score", "--benchmark", "surghi", "--data", str(out / "grasp.jsonl"), "--predictions",
                  str(preds), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert rep["hierarchies"]["GraSP"]["source"] == "file"
@@ -110,7 +110,7 @@ def test_phase_only_datasets_score_on_the_phase_metrics_and_step_metrics_are_not
         {"dataset": "Chole", "video": "c2", "frame": 1, "phase": "Prep", "step": None},
         {"dataset": "Toy", "video": "v1", "frame": 0, "phase": "Prep", "step": "incise"},
         {"dataset": "Toy", "video": "v1", "frame": 1, "phase": "Close", "step": "incise"}])
-    assert main(["score", "--benchmark", "surghi", "--annotations", str(ann), "--predictions", str(preds),
+    assert main(["score", "--benchmark", "surghi", "--data", str(ann), "--predictions", str(preds),
                  "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     chole, toy = rep["datasets"]["Chole"], rep["datasets"]["Toy"]
@@ -125,7 +125,7 @@ def test_phase_only_datasets_score_on_the_phase_metrics_and_step_metrics_are_not
     assert rep["overall"]["phase_acc"] == pytest.approx(((2 / 3 + 1 / 2) / 2 + 1) / 2)
     assert rep["overall"]["step_acc"] == pytest.approx(0.5) == toy["step_acc"]
     assert rep["overall"]["multi_level"] == pytest.approx(math.sqrt(0.5))
-    assert main(["score", "--benchmark", "surghi", "--annotations", str(ann), "--predictions", str(preds)]) == 0
+    assert main(["score", "--benchmark", "surghi", "--data", str(ann), "--predictions", str(preds)]) == 0
     text = capsys.readouterr().out
     chole_line = next(line for line in text.splitlines() if line.startswith("Chole "))
     assert chole_line.split()[1:5] == ["58.3", "50.0", "n/a", "n/a"]

@@ -141,7 +141,7 @@ def test_score_cli_json_shape_and_csv_predictions(tmp_path, capsys):
     pred.write_text("dataset,video,frame,phase,step\n"
                     "T,v1,0,Prep,Exposure\nT,v1,1,Prep,port placement\nT,v1,2,Close,Suture\nT,v1,3,Prep,Exposure\n"
                     "D,w1,0,A,a1\nD,w1,1,A,x\nD,w1,2,B,a1\n")
-    assert main(["score", "--benchmark", "surghi", "--predictions", str(pred), "--annotations", str(ann),
+    assert main(["score", "--benchmark", "surghi", "--predictions", str(pred), "--data", str(ann),
                  "--hierarchy", str(hier), "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     keys = {"phase_acc", "phase_f1", "step_acc", "step_f1", "multi_level", "both_wrong", "both_right",
@@ -156,18 +156,18 @@ def test_score_cli_json_shape_and_csv_predictions(tmp_path, capsys):
     assert d["semantic_step"] == 1.0  # frame 2: a1 ~ b1 (group g)
     assert all(0 <= v <= 1 for r in (t, d, rep["overall"]) for k, v in r.items() if k in keys - {"n_videos"})
     # the table form names the datasets and Overall
-    assert main(["score", "--benchmark", "surghi", "--predictions", str(pred), "--annotations", str(ann),
+    assert main(["score", "--benchmark", "surghi", "--predictions", str(pred), "--data", str(ann),
                  "--hierarchy", str(hier)]) == 0
     out = capsys.readouterr().out
     assert "Overall" in out and "tree-likeness 66.7%" in out
     # unknown dataset with no hierarchy: derived from the annotations, and said so
-    assert main(["score", "--benchmark", "surghi", "--predictions", str(pred), "--annotations", str(ann)]) == 0
+    assert main(["score", "--benchmark", "surghi", "--predictions", str(pred), "--data", str(ann)]) == 0
     assert "derived from annotations" in capsys.readouterr().out
     assert main(["score", "--benchmark", "surghi", "--predictions", str(pred), "--data", str(ann), "--hierarchy",
                  str(hier), "--json"]) == 0  # --data names the annotations too, as in `leaderboard`
     assert json.loads(capsys.readouterr().out) == rep
     assert main(["score", "--benchmark", "surghi", "--predictions", str(pred)]) == 2
-    assert "needs --annotations" in capsys.readouterr().err
+    assert "needs --data" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ protocol

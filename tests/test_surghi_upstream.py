@@ -151,14 +151,14 @@ def _write(path: Path, rows: list[tuple]) -> Path:
 
 
 def _score(capsys, rows: Path, preds: Path, *extra) -> dict:
-    assert main(["score", "--benchmark", "surghi", "--annotations", str(rows), "--predictions", str(preds),
+    assert main(["score", "--benchmark", "surghi", "--data", str(rows), "--predictions", str(preds),
                  "--json", *extra]) == 0
     return json.loads(capsys.readouterr().out)
 
 
 def test_imported_multibypass_rows_score_as_computed_by_hand(tmp_path, capsys):
     out = tmp_path / "rows.jsonl"
-    assert run(["surghi", "import", "--source", "multibypass140", "--labels", str(multibypass_tree(tmp_path)),
+    assert run(["surghi", "import", "--source", "multibypass140", "--data", str(multibypass_tree(tmp_path)),
                 "--out", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["datasets"]["BernBypass70"]["tree_likeness"] == pytest.approx(2 / 3)
@@ -203,7 +203,7 @@ def test_imported_multibypass_rows_score_as_computed_by_hand(tmp_path, capsys):
 
 def test_imported_grasp_rows_score_as_computed_by_hand(tmp_path, capsys):
     out = tmp_path / "grasp.jsonl"
-    assert run(["surghi", "import", "--source", "grasp", "--labels", str(grasp_tree(tmp_path)), "--out",
+    assert run(["surghi", "import", "--source", "grasp", "--data", str(grasp_tree(tmp_path)), "--out",
                 str(out)]) == 0
     assert "tree-likeness 80%" in capsys.readouterr().out
     G = "GraSP"
@@ -224,7 +224,7 @@ def test_imported_grasp_rows_score_as_computed_by_hand(tmp_path, capsys):
 # ------------------------------------------------------------------ hostile or careless label files (issue 21, kind 5)
 
 def _import(labels: Path, tmp: Path, *extra: str, source: str = "multibypass140") -> int:
-    return run(["surghi", "import", "--source", source, "--labels", str(labels), "--out", str(tmp / "rows.jsonl"),
+    return run(["surghi", "import", "--source", source, "--data", str(labels), "--out", str(tmp / "rows.jsonl"),
                 *extra])
 
 
@@ -237,7 +237,7 @@ def _import_bounded(labels: Path, tmp: Path):
 
     code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)); "
             "from medhorizon_tasks.commands.main import main; "
-            f"sys.exit(main(['surghi', 'import', '--source', 'multibypass140', '--labels', {str(labels)!r}, "
+            f"sys.exit(main(['surghi', 'import', '--source', 'multibypass140', '--data', {str(labels)!r}, "
             f"'--out', {str(tmp / 'rows.jsonl')!r}]))")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
 

@@ -218,7 +218,7 @@ def items(surghi_sample, tmp_path_factory):
 
 def test_an_encoder_that_breaks_the_interface_gets_one_message_naming_what(items, tmp_path, capsys):
     data, root = items
-    common = ["--data", str(data), "--video-root", str(root), "--no-progress"]
+    common = ["--data", str(data), "--video-root", str(root), "--quiet"]
     cases = {
         "nan_text": ("the step 'exposure' of SynthTree (prompt 'exposure')", ["--encoder-arg", "at=exposure"]),
         "nan_frame": ("encode_images returned NaN or infinity for frame 0 (at 0.00 s) of", []),

@@ -41,7 +41,7 @@ def _annotations(sample) -> list[dict]:
 
 
 def _score(capsys, predictions: Path, annotations: Path) -> dict:
-    assert main(["score", "--benchmark", "surghi", "--predictions", str(predictions), "--annotations",
+    assert main(["score", "--benchmark", "surghi", "--predictions", str(predictions), "--data",
                  str(annotations), "--json"]) == 0
     return json.loads(capsys.readouterr().out)
 
@@ -119,7 +119,7 @@ def test_a_tiny_open_clip_model_registered_here_runs_through_the_command(surghi_
     name = register_open_clip(tmp_path / "configs")
     out = tmp_path / "out"
     assert main(["surghi", "zeroshot", "--encoder", f"open_clip:{name}", "--data", str(surghi_sample.annotations_path),
-                 "--video-root", str(surghi_sample.video_root), "--out", str(out), "--no-progress", "--json"]) == 0
+                 "--video-root", str(surghi_sample.video_root), "--out", str(out), "--quiet", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     preds = _lines(out / "predictions.jsonl")
     assert len(preds) == len(_annotations(surghi_sample)) == 120 and all(p["phase"] and p["step"] for p in preds)
@@ -137,7 +137,7 @@ def test_the_probe_scores_100_percent_at_both_levels_on_what_it_can_see(probe_fi
     out = tmp_path / "out"
     assert main(["surghi", "zeroshot", "--encoder", "synthetic_probe", "--data", str(coded), "--video-root",
                  str(surghi_sample.video_root), "--prompts", str(prompts), "--frames", "1", "--similarity", similarity,
-                 "--curvature", "0.815", "--out", str(out), "--no-progress", "--json"]) == 0
+                 "--curvature", "0.815", "--out", str(out), "--quiet", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     for name, row in [*rep["datasets"].items(), ("Overall", rep["overall"])]:
         for k in ("phase_acc", "step_acc", "phase_f1", "step_f1", "both_right", "sibling", "semantic_step"):
@@ -157,7 +157,7 @@ def test_a_video_probe_sees_the_clip_centred_on_each_frame_shifted_at_the_ends(p
     out = tmp_path / "out"
     assert main(["surghi", "zeroshot", "--encoder", "synthetic_probe", "--encoder-arg", "kind=video", "--data",
                  str(surghi_sample.annotations_path), "--video-root", str(surghi_sample.video_root), "--prompts",
-                 str(prompts), "--out", str(out), "--no-progress"]) == 0
+                 str(prompts), "--out", str(out), "--quiet"]) == 0
     capsys.readouterr()
     hierarchies = json.loads(surghi_sample.hierarchy_path.read_text())
     shifted = 0
@@ -184,7 +184,7 @@ def reference(probe_files, surghi_sample, tmp_path_factory):
     out = tmp_path_factory.mktemp("zs_ref") / "out"
     assert main(["surghi", "zeroshot", "--encoder", "synthetic_probe", "--data", str(surghi_sample.annotations_path),
                  "--video-root", str(surghi_sample.video_root), "--prompts", str(prompts), "--out", str(out),
-                 "--no-progress"]) == 0
+                 "--quiet"]) == 0
     return out
 
 
@@ -195,7 +195,7 @@ def test_two_processes_under_accelerate_launch_give_byte_identical_outputs(refer
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--num_processes", "2", "--multi_gpu",
            "--main_process_port", str(29600 + os.getpid() % 300), "-m", "medhorizon_tasks.commands.main", "surghi",
            "zeroshot", "--encoder", "synthetic_probe", "--data", "surghi_synthetic", "--prompts", str(prompts),
-           "--out", str(out), "--no-progress"]
+           "--out", str(out), "--quiet"]
     proc = subprocess.run(cmd, env={**_env(surghi_sample), "ACCELERATE_USE_CPU": "1"}, capture_output=True, text=True,
                           timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -211,7 +211,7 @@ def test_a_sigkilled_run_rerun_redoes_only_the_unfinished_videos_and_gives_ident
     prompts, _, _ = probe_files
     out = tmp_path / "out"
     cmd = [*CLI, "--encoder", "synthetic_probe", "--encoder-arg", "delay=0.4", "--batch-size", "16", "--data",
-           "surghi_synthetic", "--prompts", str(prompts), "--out", str(out), "--no-progress"]
+           "surghi_synthetic", "--prompts", str(prompts), "--out", str(out), "--quiet"]
     proc = subprocess.Popen(cmd, env=_env(surghi_sample), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
     journal = out / "journal" / "rank-0.jsonl"
@@ -249,7 +249,7 @@ def test_items_with_phases_only_are_labelled_and_scored_on_phases(probe_files, s
     out = tmp_path / "out"
     assert main(["surghi", "zeroshot", "--encoder", "synthetic_probe", "--data", str(items), "--video-root",
                  str(surghi_sample.video_root), "--prompts", str(tmp_path / "prompts.json"), "--frames", "1",
-                 "--out", str(out), "--no-progress", "--json"]) == 0
+                 "--out", str(out), "--quiet", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert all(p["step"] is None for p in _lines(out / "predictions.jsonl"))
     for ds in ("SynthTree", "SynthDAG"):
@@ -267,7 +267,7 @@ def test_a_missing_video_is_an_error_of_its_own_never_an_answer(probe_files, sur
             (root / p.relative_to(surghi_sample.video_root)).parent.mkdir(parents=True, exist_ok=True)
             os.link(p, root / p.relative_to(surghi_sample.video_root))
     args = ["surghi", "zeroshot", "--encoder", "synthetic_probe", "--data", str(coded), "--video-root", str(root),
-            "--prompts", str(prompts), "--frames", "1", "--out", str(tmp_path / "out"), "--no-progress"]
+            "--prompts", str(prompts), "--frames", "1", "--out", str(tmp_path / "out"), "--quiet"]
     assert main(args) == 2
     assert "surghi pre-flight: 1 of 6 videos cannot be used" in capsys.readouterr().err
     monkeypatch.setenv("MEDHORIZON_ALLOW_VIDEO_ERRORS", "1")
@@ -299,7 +299,7 @@ def test_the_readme_example_encoder_runs_as_written(surghi_sample, tmp_path, cap
     assert main(["surghi", "zeroshot", "--encoder", "my_encoders:MyVideoEncoder", "--encoder-arg",
                  f"checkpoint={tmp_path / 'hypersurg.pt'}", "--encoder-arg", "size=32", "--data",
                  str(surghi_sample.annotations_path), "--video-root", str(surghi_sample.video_root), "--out", str(out),
-                 "--no-progress", "--json"]) == 0
+                 "--quiet", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
     assert len(_lines(out / "predictions.jsonl")) == 120 and rep["overall"]["n_videos"] == 6
     z = rep["zeroshot"]

@@ -1,4 +1,4 @@
-"""``medhorizon-tasks build-dataset --src [BENCHMARK=]FILE ... --out DIR [--push REPO] [--dry-run]``.
+"""``medhorizon-tasks build-dataset --data [BENCHMARK=]FILE ... --out DIR [--push REPO] [--dry-run]``.
 
 Validate and write the Hugging Face layout (:mod:`.data.release_build`); ``--push`` uploads it (a dry run
 without a token). Errors are raised as MedHorizonError, which the main command prints as one message (exit
@@ -13,6 +13,8 @@ from pathlib import Path
 
 from ..core.errors import MedHorizonError
 from .common import BENCHMARKS, pairs
+from .data_args import add_synthetic_argument
+from .help import old_spellings
 
 __all__ = ["add_parser"]
 
@@ -26,9 +28,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     "package reads, and version.json (the hashes `leaderboard version` prints). --push REPO "
                     "uploads it with huggingface_hub in one commit; without a token, or with --dry-run, only the "
                     "plan (every path, size and SHA-256) is printed and nothing leaves the machine.")
-    p.add_argument("--src", action="append", metavar="[BENCHMARK=]FILE",
+    p.add_argument("--data", action="append", metavar="[BENCHMARK=]FILE",
                    help="the annotations: the MedHorizon release (JSONL/JSON/dataset folder), or sureon=ITEMS.jsonl, "
                         "surghi=ROWS.jsonl (repeat for several)")
+    old_spellings(p, "--data", "--src")
+    add_synthetic_argument(p)
     p.add_argument("--out", required=True, help="folder to write (new, empty, or an earlier build)")
     p.add_argument("--hierarchy", help="surghi: hierarchy JSON for datasets the package does not ship (default: "
                                        "hierarchies.json beside the rows); written as surghi/hierarchies.json")
@@ -46,12 +50,12 @@ def _cmd_build_dataset(args) -> int:
     from ..core.text import report_json
     from ..data import release_build as rb
 
-    srcs = pairs(args.src, BENCHMARKS, "--src")
+    srcs = pairs(args.data, BENCHMARKS, "--data")
     sources: dict[str, str] = {}
     for key, paths in srcs.items():
         bench = key or "medhorizon"
         if len(paths) > 1 or bench in sources:
-            raise MedHorizonError(f"--src given twice for {bench}")
+            raise MedHorizonError(f"--data given twice for {bench}")
         sources[bench] = paths[0]
     out = Path(args.out)
     if sources:
@@ -60,7 +64,7 @@ def _cmd_build_dataset(args) -> int:
             print(f"{bench}: {res.rows[bench]} rows, data version {version}", file=sys.stderr)
         print(f"wrote {out} ({len(res.files)} files)", file=sys.stderr)
     elif not args.push and not (args.dry_run or args.json):
-        raise MedHorizonError("nothing to do: give --src to build, --push REPO to upload a built folder, or "
+        raise MedHorizonError("nothing to do: give --data (or --synthetic) to build, --push REPO to upload a built folder, or "
                               "--dry-run to list what a push of it would upload")
     if args.push:
         result = rb.push(out, args.push, private=args.private, message=args.commit_message, dry_run=args.dry_run)

@@ -7,6 +7,7 @@ import argparse
 import json
 
 from .common import EXIT_USAGE
+from .data_args import add_synthetic_argument
 
 __all__ = ["add_parser"]
 
@@ -19,7 +20,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "data (duration, times). Exit 0 when everything is usable, 1 when some videos are not, 2 "
                         "when the data or the video root are unusable.")
     ck.add_argument("--benchmark", default="medhorizon", choices=["medhorizon", "sureon", "surghi"])
-    ck.add_argument("--data", help="the data file or folder (default: $MEDHORIZON_DATA, $SUREON_DATA or $SURGHI_DATA)")
+    ck.add_argument("--data", help="the data file or folder, or a Hub dataset id (default: $MEDHORIZON_DATA, "
+                    "$SUREON_DATA or $SURGHI_DATA)")
+    add_synthetic_argument(ck)
     ck.add_argument("--video-root", help="folder the data's video_path values are relative to (default: "
                     "$MEDHORIZON_VIDEO_ROOT / $SUREON_VIDEO_ROOT / $SURGHI_VIDEO_ROOT, else the data's folder)")
     ck.add_argument("--no-videos", action="store_true", help="check the data only")

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..core.errors import MedHorizonError
 from ..core.text import report_json
 from .common import add_extraction_argument, load_items, medhorizon_only
+from .data_args import add_synthetic_argument
 
 __all__ = ["add_parser"]
 
@@ -18,7 +19,9 @@ def add_parser(sub) -> None:
     c = sub.add_parser("compare", help="paired McNemar tests, Holm-corrected, between every pair of runs")
     c.add_argument("runs", nargs="+", help="predictions files (authors' format or lmms-eval samples), 2 or more")
     c.add_argument("--benchmark", default="medhorizon", choices=["medhorizon", "sureon"])
-    c.add_argument("--data", help="release JSONL or local dataset folder (default: $MEDHORIZON_DATA)")
+    c.add_argument("--data", help="release JSONL, local dataset folder or Hub dataset id (default: "
+                   "$MEDHORIZON_DATA); sureon: the items JSONL")
+    add_synthetic_argument(c)
     c.add_argument("--labels", help="comma-separated run names (default: file names)")
     c.add_argument("--alpha", type=float, default=0.05)
     add_extraction_argument(c, "decides each item")
@@ -29,6 +32,7 @@ def add_parser(sub) -> None:
     ba.add_argument("runs", nargs="+", help="predictions files of R blind runs (non-zero temperature)")
     ba.add_argument("--benchmark", default="sureon", choices=["sureon", "medhorizon"])
     ba.add_argument("--data", help="items JSONL (sureon) or release (medhorizon; default $MEDHORIZON_DATA)")
+    add_synthetic_argument(ba)
     ba.add_argument("--tau", type=float, default=0.6, help="flag items recovered in at least this share of runs "
                     "(default 3/5, as the paper)")
     ba.add_argument("--json", action="store_true")

@@ -1,7 +1,7 @@
 """``medhorizon-tasks leaderboard {version, make, validate, build}``.
 
 * ``version --benchmark B [--data D] [--hierarchy H]``: print the data version hash.
-* ``make --benchmark B --predictions P --model M --size S [--fps --cap --frames] [-o SUB.json]``:
+* ``make --benchmark B --predictions P --model M --model-size S [--fps --cap --frames] [-o SUB.json]``:
   a submission from an existing predictions file (stdout without ``-o``).
 * ``validate SUB... [--data [B=]D] [--hierarchy H]``: "OK" per valid file (exit 0), or every
   problem of every invalid file on stderr (exit 1).
@@ -21,6 +21,8 @@ import sys
 
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
 from ..core.errors import DataError, MedHorizonError
+from .data_args import add_synthetic_argument
+from .help import old_spellings
 
 __all__ = ["add_parser"]
 
@@ -220,6 +222,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                           "sureon: the items JSONL; surghi: annotation or task-item rows")
         x.add_argument("--hierarchy", help="surghi: hierarchy JSON for datasets the package does not ship "
                                            "(part of the data version; default: hierarchies.json beside the rows)")
+        add_synthetic_argument(x)
 
     v = lsub.add_parser("version", help="print the version hash of a benchmark's data")
     v.add_argument("--benchmark", required=True, choices=BENCHMARKS)
@@ -233,7 +236,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "(surghi: frame rows JSONL/CSV or lmms-eval samples)")
     data_args(m, multi=False)
     m.add_argument("--model", required=True, help="model name shown on the board")
-    m.add_argument("--size", required=True, help='parameter count, e.g. "7B" (or "unknown")')
+    m.add_argument("--model-size", dest="size", required=True, help='parameter count, e.g. "7B" (or "unknown")')
+    old_spellings(m, "--model-size", "--size")
     m.add_argument("--fps", type=float, help="input protocol: frames per second sampled")
     m.add_argument("--cap", type=int, help="input protocol: frame cap")
     m.add_argument("--frames", type=int, help="input protocol: fixed number of frames (0 = none)")

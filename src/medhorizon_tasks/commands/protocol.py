@@ -1,8 +1,10 @@
-"""``medhorizon-tasks protocol``: a paper's per-model setting as an lmms-eval command line.
+"""``medhorizon-tasks protocol``: a paper's per-model setting as a ``medhorizon-tasks run`` command line.
 
-* ``protocol ROW``: print the lmms-eval command for a row (e.g. ``qwen3_vl_8b``, ``sureon_gpt_5_1``),
-  with the row's model args (reasoning effort, thinking switch) and generation budget (``--gen_kwargs``);
-  exit 2 with the reason when the row cannot be run here;
+* ``protocol NAME``: print the ``medhorizon-tasks run`` command (lmms-eval's arguments) for a row, named as
+  ``score --paper-row`` names it: the registry row (``qwen3_vl_8b``, ``sureon_gpt_5_1``), the model as the
+  paper prints it (``Qwen3-VL-8B``) or its checkpoint (``Qwen/Qwen3-VL-8B-Instruct``), with the row's model
+  args (reasoning effort, thinking switch) and generation budget (``--gen_kwargs``); exit 2 with the reason
+  when the row cannot be run here;
 * ``protocol --list``: every row, its frame setting, adapter, task and budget;
 * ``protocol --markdown [--benchmark sureon]``: the README's table of MedHorizon's (or Sureon's) rows.
 
@@ -13,11 +15,13 @@ The rows are data: :mod:`medhorizon_tasks.benchmarks.medhorizon.model_settings` 
 from __future__ import annotations
 
 import argparse
+import re
 
 from ..benchmarks.medhorizon import model_settings as medhorizon_rows
 from ..benchmarks.medhorizon.model_settings import generation, lmms_eval_command, markdown_table
 from ..benchmarks.sureon import model_settings as sureon_rows
 from ..core.errors import MedHorizonError
+from .help import old_spellings
 
 __all__ = ["add_parser", "ROWS"]
 
@@ -28,14 +32,21 @@ ROWS = {s.row: s for table in TABLES.values() for s in table}
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``protocol`` to the main parser's sub-parsers."""
     p = sub.add_parser("protocol", help="the lmms-eval command that runs a model under the paper's setting",
-                       description="Print the lmms-eval command line that evaluates one of the papers' models "
-                                   "(MedHorizon Tables 6-7, Sureon Table 3) with its frame setting, a native-video "
-                                   "adapter, its request settings and its generation budget.")
-    p.add_argument("row", nargs="?", help="the model row, e.g. qwen3_vl_8b or sureon_gpt_5_1 (see --list)")
+                       description="Print the `medhorizon-tasks run` command line (lmms-eval's arguments) that "
+                                   "evaluates one of the papers' models (MedHorizon Tables 6-7, Sureon Table 3) with "
+                                   "its frame setting, a native-video adapter, its request settings and its "
+                                   "generation budget.")
+    p.add_argument("row", nargs="?", metavar="NAME",
+                   help="the model: a row (qwen3_vl_8b, sureon_gpt_5_1; see --list), the model as the paper prints "
+                        "it (Qwen3-VL-8B) or its checkpoint (Qwen/Qwen3-VL-8B-Instruct), as `score --paper-row` "
+                        "takes it; a name of both papers is looked up in --benchmark's table first")
     p.add_argument("--list", action="store_true", help="list the rows")
     p.add_argument("--markdown", action="store_true", help="print the README table of a benchmark's rows")
-    p.add_argument("--benchmark", choices=sorted(TABLES), default="medhorizon", help="the table for --markdown")
-    p.add_argument("--output-path", default="results/", help="--output_path in the printed command")
+    p.add_argument("--benchmark", choices=sorted(TABLES), default="medhorizon",
+                   help="the table for --markdown, and the one a model name is looked up in first")
+    p.add_argument("--out", default="results/", help="the run's folder (lmms-eval's --output_path) in the printed "
+                   "command")
+    old_spellings(p, "--out", "--output-path")
     p.set_defaults(func=_cmd_protocol)
     return p
 
@@ -56,11 +67,45 @@ def _cmd_protocol(args) -> int:
             run = (f"{s.adapter} on {s.task}, {generation(s)}" if s.runnable else f"not runnable here: {s.note}")
             print(f"{s.row:<{width}}  {s.paper_row} ({s.table}; {_describe(s)}): {run}")
         return 0
-    s = ROWS.get(args.row)
-    if s is None:
-        raise MedHorizonError(f"unknown row {args.row!r}; rows: {', '.join(ROWS)}")
-    command = lmms_eval_command(s, args.output_path)
+    s = find_setting(args.row, args.benchmark)
+    command = lmms_eval_command(s, args.out)
     if command is None:
         raise MedHorizonError(f"{s.paper_row} cannot be run with this package: {s.note}")
-    print(command)
+    print(RUN + command[len(LMMS_EVAL):])
     return 0
+
+
+RUN, LMMS_EVAL = "medhorizon-tasks run", "lmms-eval"
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[\W_]", "", name.casefold())
+
+
+def _names(s) -> set[str]:
+    """A row's names: its key, the model as the paper prints it, and the checkpoint its model args load."""
+    names = {_norm(s.row), _norm(s.paper_row)}
+    for part in (s.model_args or "").split(","):
+        key, _, value = part.partition("=")
+        if key.strip() in ("pretrained", "model", "model_version") and value:
+            names |= {_norm(value), _norm(value.rstrip("/").rsplit("/", 1)[-1])}
+    return names - {""}
+
+
+def find_setting(name: str, benchmark: str = "medhorizon"):
+    """The row ``name`` names (the names ``score --paper-row`` takes), looked up in ``benchmark``'s table first."""
+    from ..benchmarks.published import find_row
+
+    if name in ROWS:
+        return ROWS[name]
+    wanted = {_norm(name), _norm(name.rstrip("/").rsplit("/", 1)[-1])} - {""}
+    for bench in (benchmark, *(b for b in TABLES if b != benchmark)):
+        printed = find_row(bench, name)
+        printed_names = {_norm(n) for n in (printed.model, *printed.aliases)} if printed else set()
+        found = [s for s in TABLES[bench] if wanted & _names(s) or _norm(s.paper_row) in printed_names]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise MedHorizonError(f"{name!r} names {len(found)} rows of {bench}'s table: "
+                                  f"{', '.join(s.row for s in found)}; give one of them")
+    raise MedHorizonError(f"unknown row {name!r}; rows: {', '.join(ROWS)} (or a model as the papers print it)")

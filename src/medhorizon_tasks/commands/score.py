@@ -10,6 +10,8 @@ from ..core.errors import MedHorizonError
 from ..core.predictions import failure_listing
 from ..core.text import listing, report_json, with_item
 from .common import add_extraction_argument, load_items, medhorizon_only
+from .data_args import RELEASE_ID, add_synthetic_argument
+from .help import old_spellings
 from .paper import (
     add_paper_row_argument,
     comparisons_json,
@@ -26,10 +28,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``score`` to the main parser's sub-parsers."""
     s = sub.add_parser("score", help="score a predictions file against a benchmark")
     s.add_argument("--benchmark", required=True, choices=["medhorizon", "sureon", "surghi"])
-    s.add_argument("--data", help="medhorizon: release JSONL or local dataset folder (default: $MEDHORIZON_DATA); "
-                   "sureon: the items JSONL")
-    s.add_argument("--annotations", help="surghi: per-frame ground truth, JSONL or CSV rows dataset, video, frame, "
-                   "phase, step (--data is accepted too)")
+    s.add_argument("--data", help="medhorizon: release JSONL, local dataset folder or Hub dataset id such as "
+                   f"{RELEASE_ID} (default: $MEDHORIZON_DATA); sureon: the items JSONL; surghi: per-frame ground "
+                   "truth, JSONL or CSV rows dataset, video, frame, phase, step")
+    old_spellings(s, "--data", "--annotations")
+    add_synthetic_argument(s)
     s.add_argument("--hierarchy", help='surghi: hierarchy JSON {"phases": {phase: [steps]}, "semantic_groups": '
                    '{group: [steps]}} for datasets the package does not know, or {dataset: {...}} '
                    "(default: hierarchies.json beside the annotations, else shipped MultiBypass140/GraSP/MIPO, else "
@@ -68,7 +71,7 @@ def _cmd_score_sureon(args) -> int:
     from ..core.jsonl import write_jsonl
 
     if not args.data:
-        raise MedHorizonError("--data is required for --benchmark sureon (the items JSONL)")
+        raise MedHorizonError("--data is required for --benchmark sureon (the items JSONL), or --synthetic")
     items = sureon_items.load_items(args.data)
     uids = [it.uid for it in items]
     judge = _judge_from_args(args)
@@ -95,10 +98,10 @@ def _cmd_score_sureon(args) -> int:
 def _cmd_score_surghi(args) -> int:
     from ..benchmarks.surghi import frames, scoring
 
-    source = args.annotations or args.data  # --data, as in `leaderboard`, names the same file
+    source = args.data
     if not source:
-        raise MedHorizonError("score --benchmark surghi needs --annotations (rows dataset, video, frame, phase, "
-                              "step; the synthetic sample's: `medhorizon-tasks synthetic --benchmark surghi`)")
+        raise MedHorizonError("score --benchmark surghi needs --data (rows dataset, video, frame, phase, step), "
+                              "or --synthetic for the synthetic sample's")
     annotations = frames.read_frame_rows(source, role="annotations")
     hierarchy = args.hierarchy or frames.hierarchy_beside(source)
     given = frames.load_hierarchy_file(hierarchy) if hierarchy else None
@@ -162,11 +165,13 @@ def _cmd_score(args) -> int:
 def _run_label(predictions: str, records: list[dict]) -> tuple[str, str]:
     """(model, input) of a MedHorizon predictions file: from lmms-eval's results file beside a samples
     file, else the file name and the records' mode."""
-    from ..benchmarks.medhorizon.protocol import FrameSetting
     from ..core.log_samples import model_label, run_description
 
     run = run_description(predictions)
     if run is not None:
+        # here only: the frame protocol brings numpy and the video readers, which a plain file does not need
+        from ..benchmarks.medhorizon.protocol import FrameSetting
+
         try:
             return model_label(run), FrameSetting.from_kwargs(run["kwargs"]).describe()
         except (TypeError, ValueError):

@@ -6,6 +6,7 @@ import argparse
 
 from ..core.text import report_json
 from .common import load_items
+from .data_args import add_synthetic_argument
 
 __all__ = ["add_parser"]
 
@@ -13,7 +14,9 @@ __all__ = ["add_parser"]
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``stats`` to the main parser's sub-parsers."""
     st = sub.add_parser("stats", help="evidence-sparsity statistics of a release (paper appendix 6.4)")
-    st.add_argument("--data", help="release JSONL or dataset folder (default: $MEDHORIZON_DATA)")
+    st.add_argument("--data", help="release JSONL, dataset folder or Hub dataset id (default: $MEDHORIZON_DATA)")
+    add_synthetic_argument(st)
+    st.set_defaults(benchmark="medhorizon")  # the benchmark whose synthetic data --synthetic names
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=_cmd_stats)
     return st

@@ -1,4 +1,4 @@
-"""``medhorizon-tasks surghi import --source multibypass140|grasp --labels DIR --out rows.jsonl`` (and
+"""``medhorizon-tasks surghi import --source multibypass140|grasp --data DIR --out rows.jsonl`` (and
 ``surghi zeroshot``, in :mod:`.zeroshot`).
 
 Frame rows and derived hierarchies from the upstream annotations (:mod:`.benchmarks.surghi.upstream`).
@@ -14,21 +14,24 @@ from pathlib import Path
 
 from ..core.errors import MedHorizonError
 from . import zeroshot
+from .help import old_spellings
 
 __all__ = ["add_parser"]
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``surghi`` and its sub-command ``import`` to the main parser's sub-parsers."""
-    p = sub.add_parser("surghi", help="SurgHiBench data tools (import from the upstream annotations)")
+    p = sub.add_parser("surghi", help="SurgHiBench: zero-shot runs of dual encoders (zeroshot) and frame rows from "
+                       "the upstream annotations (import)")
     ssub = p.add_subparsers(dest="surghi_command", required=True)
     i = ssub.add_parser("import", help="frame rows (1 FPS) and derived hierarchies from MultiBypass140 / GraSP labels",
                         description="Turn a source's own annotation files into the rows that `score --benchmark "
                                     "surghi` and the lmms-eval task read, one per second of the real video, and "
                                     "derive each dataset's phase-step hierarchy from them (tree-likeness reported).")
     i.add_argument("--source", required=True, choices=("multibypass140", "grasp"))
-    i.add_argument("--labels", required=True, help="multibypass140: the repository's labels/ folder (per-video JSON "
-                                                   "and split pickles); grasp: the annotations/ folder")
+    i.add_argument("--data", required=True, help="multibypass140: the repository's labels/ folder (per-video JSON "
+                                                 "and split pickles); grasp: the annotations/ folder")
+    old_spellings(i, "--data", "--labels")
     i.add_argument("--out", required=True, help="rows JSONL to write")
     i.add_argument("--hierarchy-out", help="derived hierarchies JSON (default: hierarchies.json beside OUT, where "
                                            "score, the task and zeroshot look; other datasets in it are kept)")
@@ -73,7 +76,7 @@ def _cmd_surghi_import(args) -> int:
         kwargs.update(split=args.split or "test", frames_fps=args.frames_fps)
     else:
         kwargs.update(split=args.split, keep_other=args.keep_other)
-    result = upstream.import_source(args.source, args.labels, **kwargs)
+    result = upstream.import_source(args.source, args.data, **kwargs)
     # both files or neither: a failure leaves what was there
     atomic_write_files({out: jsonl_content(out, upstream.rows_as_records(result.rows)),
                         hierarchy_out: json_content(hierarchy_out, merged_hierarchies(hierarchy_out,

@@ -1,4 +1,4 @@
-"""``medhorizon-tasks videos check|link --root DIR [--data D] [--from [SOURCE=]PATH ...]``.
+"""``medhorizon-tasks videos check|link --video-root DIR [--data D] [--from [SOURCE=]PATH ...]``.
 
 Find, place and check every video the data use (:mod:`.data.reconstruct`); exit 0 when all are usable,
 1 otherwise. Errors are raised as MedHorizonError, which the main command prints as one message (exit
@@ -12,6 +12,8 @@ import os
 
 from ..core.errors import MedHorizonError
 from .common import BENCHMARKS, pairs
+from .data_args import add_synthetic_argument
+from .help import old_spellings
 
 __all__ = ["add_parser"]
 
@@ -28,8 +30,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
     vsub = p.add_subparsers(dest="videos_command", required=True)
 
     def common(x):
-        x.add_argument("--root", required=True, help="the video root (the folder video_path is relative to)")
-        x.add_argument("--data", help="the data (default: $MEDHORIZON_DATA, $SUREON_DATA or $SURGHI_DATA)")
+        x.add_argument("--video-root", help="the video root (the folder video_path is relative to; required "
+                       "unless --synthetic)")
+        old_spellings(x, "--video-root", "--root")
+        x.add_argument("--data", help="the data, or a Hub dataset id (default: $MEDHORIZON_DATA, $SUREON_DATA or "
+                       "$SURGHI_DATA)")
+        add_synthetic_argument(x)
         x.add_argument("--benchmark", default="medhorizon", choices=BENCHMARKS)
         x.add_argument("--from", dest="sources", action="append", metavar="[SOURCE=]PATH",
                        help="a download folder of one source (e.g. REAL-Colon=/data/realcolon), or a folder holding "
@@ -41,9 +47,11 @@ def add_parser(sub) -> argparse.ArgumentParser:
                             "root, absolute, relative to the list's folder, or ending in the video_path); the "
                             "summary says how many videos were verified; a list that names none is an error")
         x.add_argument("--workers", type=int, default=4, help="videos checked at once (default 4)")
-        x.add_argument("--cache", help="check cache file (default ~/.cache/medhorizon_tasks/video_checks.json)")
+        x.add_argument("--check-cache", help="check cache file (default ~/.cache/medhorizon_tasks/video_checks.json)")
+        old_spellings(x, "--check-cache", "--cache")
         x.add_argument("--json", action="store_true", help="print the report as JSON")
-        x.add_argument("--report", metavar="FILE", help="also write the JSON report to FILE")
+        x.add_argument("--out", metavar="FILE", help="also write the JSON report to FILE")
+        old_spellings(x, "--out", "--report")
         x.add_argument("--quiet", action="store_true", help="no progress bars")
         x.set_defaults(func=_cmd_videos)
 
@@ -72,16 +80,18 @@ def _cmd_videos(args) -> int:
     data = args.data or os.environ.get(_DATA_ENV[args.benchmark])
     if not data:
         raise MedHorizonError(f"no data: pass --data or set {_DATA_ENV[args.benchmark]}")
+    if not args.video_root:
+        raise MedHorizonError("--video-root is required (the folder video_path is relative to), or --synthetic")
     write = args.videos_command == "link"
     mode = "copy" if getattr(args, "copy", False) else getattr(args, "mode", "auto")
     report = reconstruct(
-        args.benchmark, data, args.root, pairs(args.sources, None, "--from"), write=write, mode=mode,
+        args.benchmark, data, args.video_root, pairs(args.sources, None, "--from"), write=write, mode=mode,
         extract=getattr(args, "extract", False), force=getattr(args, "force", False), decode=not args.no_decode,
         checksums=read_checksums(args.checksums) if args.checksums else None, compute_checksums=args.checksum,
         workers=args.workers, progress=not args.quiet,
-        cache=VideoCheckCache(args.cache) if args.cache else None)
+        cache=VideoCheckCache(args.check_cache) if args.check_cache else None)
     as_json = report_json(report.to_json())
-    if args.report:
-        atomic_write_text(args.report, as_json + "\n")
+    if args.out:
+        atomic_write_text(args.out, as_json + "\n")
     print(as_json if args.json else report.message())
     return 0 if report.ok else 1

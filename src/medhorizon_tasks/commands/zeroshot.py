@@ -13,6 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from .help import old_spellings
+
 __all__ = ["add_parser"]
 
 SYNTHETIC = "surghi_synthetic"
@@ -35,9 +37,12 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "name registered under the entry-point group medhorizon_tasks.zeroshot_encoders")
     z.add_argument("--encoder-arg", action="append", metavar="KEY=VALUE",
                    help="keyword argument for a module:Class or entry-point encoder (repeatable)")
-    z.add_argument("--data", default=SYNTHETIC,
-                   help=f"task items: JSONL/CSV rows dataset, video, frame, phase, step, timestamp_s, video_path "
-                        f"(default: {SYNTHETIC}, the embedded sample; $SURGHI_DATA is not read)")
+    where = z.add_mutually_exclusive_group()
+    where.add_argument("--data", default=SYNTHETIC,
+                       help=f"task items: JSONL/CSV rows dataset, video, frame, phase, step, timestamp_s, video_path "
+                            f"(default: {SYNTHETIC}, the embedded sample; $SURGHI_DATA is not read)")
+    where.add_argument("--synthetic", dest="data", action="store_const", const=SYNTHETIC,
+                       help="the embedded synthetic sample (what --data defaults to)")
     z.add_argument("--video-root", help="folder the items' video_path values are relative to "
                                         "(default: $SURGHI_VIDEO_ROOT, else the items' folder)")
     z.add_argument("--hierarchy", help="hierarchy JSON (default: hierarchies.json beside the items, else shipped "
@@ -63,8 +68,9 @@ def add_parser(sub) -> argparse.ArgumentParser:
     z.add_argument("--top-k", type=int, default=5, help="classes per level kept in scores.jsonl (default 5)")
     z.add_argument("--model-name", help="the submission's model name (default: the encoder's)")
     z.add_argument("--model-size", default="unknown", help="the submission's model size")
-    z.add_argument("--no-progress", action="store_true", help="no progress bar")
+    z.add_argument("--quiet", action="store_true", help="no progress bar")
     z.add_argument("--json", action="store_true", help="print the report as JSON")
+    old_spellings(z, "--quiet", "--no-progress")
     z.set_defaults(func=_cmd_zeroshot)
     return z
 
@@ -98,7 +104,7 @@ def _cmd_zeroshot(args) -> int:
         data = Path(args.data).expanduser()
         root = Path(args.video_root).expanduser() if args.video_root else default_root("surghi", data)
     inputs = load_inputs(data, hierarchy=args.hierarchy, prompts=args.prompts, template=args.label_template)
-    report = preflight("surghi", data, root, progress=main and sys.stderr.isatty() and not args.no_progress)
+    report = preflight("surghi", data, root, progress=main and sys.stderr.isatty() and not args.quiet)
     if not report.ok:
         if report.fatal or not allow_video_errors():
             raise MedHorizonError(report.message())
@@ -118,7 +124,7 @@ def _cmd_zeroshot(args) -> int:
     job = ZeroShotJob(inputs, root, out, encoder, args.encoder, setting, encoder_args, device, dtype,
                       args.batch_size, args.max_side or None, args.top_k,
                       args.model_name or str(getattr(encoder, "name", None) or args.encoder), args.model_size,
-                      shard_from_env(), progress=not args.no_progress)
+                      shard_from_env(), progress=not args.quiet)
     summary = run(job)
     if summary is None:
         print(f"[surghi zeroshot] process {job.shard[0] + 1} of {job.shard[1]} done; the process that finishes "

@@ -289,8 +289,8 @@ def build_dataset(sources: dict[str, str | os.PathLike], out: str | os.PathLike,
 
     unknown = sorted(set(sources) - set(BENCHMARKS))
     if unknown or not sources:
-        raise MedHorizonError(f"--src: unknown benchmark(s) {', '.join(unknown)} (expected {', '.join(BENCHMARKS)})"
-                              if unknown else "nothing to build: give --src")
+        raise MedHorizonError(f"--data: unknown benchmark(s) {', '.join(unknown)} (expected {', '.join(BENCHMARKS)})"
+                              if unknown else "nothing to build: give --data")
     if hierarchy is not None and "surghi" not in sources:
         raise MedHorizonError("--hierarchy applies to the surghi source only")
     out = Path(out).expanduser()

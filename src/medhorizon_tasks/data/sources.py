@@ -99,7 +99,7 @@ class UpstreamSource:
     def how_to_get(self) -> str:
         """One paragraph: licence, access, where, and what to pass to ``videos link``."""
         return (f"{self.name} ({self.licence}; {self.access}): {self.obtain} Then run `medhorizon-tasks videos "
-                f"link --root ROOT --from \"{self.name}=FOLDER\"` with FOLDER the unpacked download.")
+                f"link --video-root ROOT --from \"{self.name}=FOLDER\"` with FOLDER the unpacked download.")
 
 
 def normal_id(match: re.Match) -> str:

@@ -140,6 +140,6 @@ class ReconstructReport:
                 for a in self.archives.get(name, []):
                     lines.append(f"  archive not unpacked: {a}")
         if not self.ok and self.command == "check" and any(v.state == "found" for v in self.videos):
-            lines.append("Run `medhorizon-tasks videos link` with the same --root and --from to place the videos "
+            lines.append("Run `medhorizon-tasks videos link` with the same --video-root and --from to place the videos "
                          "found upstream.")
         return valid_unicode("\n".join(lines))

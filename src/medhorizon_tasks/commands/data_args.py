@@ -1,0 +1,127 @@
+"""Where a command's data comes from, said the same way by every command: ``--data PATH``, ``--data OWNER/NAME``
+(a dataset on the Hugging Face Hub, the release's being ``DBD123/MLV-Bench``), or ``--synthetic`` (the embedded
+synthetic benchmark, built on first use), which ``score`` / ``compare`` / ``blind-audit`` / ``leaderboard make``
+also infer from an lmms-eval samples file of a ``*_synthetic*`` task when no data is given.
+
+:func:`resolve` runs once the arguments are parsed, before the command: it turns a Hub id into its local
+snapshot folder and ``--synthetic`` into the synthetic data's path (and video root), so that the commands
+themselves only ever see paths.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+__all__ = ["add_synthetic_argument", "resolve", "synthetic_paths", "samples_task", "RELEASE_ID"]
+
+# The authors' release on the Hugging Face Hub (shared/reference/medhorizon_release.md): one split `test`,
+# read from mlvbench_test.jsonl, which load_release finds in the snapshot folder.
+RELEASE_ID = "DBD123/MLV-Bench"
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
+_FILE_SUFFIXES = {".jsonl", ".json", ".csv", ".parquet", ".txt", ".yaml", ".yml", ".arrow"}
+
+
+def add_synthetic_argument(parser: argparse.ArgumentParser, group=None) -> None:
+    """``--synthetic``: the embedded synthetic data of the command's ``--benchmark`` instead of ``--data``."""
+    (group or parser).add_argument(
+        "--synthetic", action="store_true",
+        help="the embedded synthetic benchmark of --benchmark (built on first use, as `medhorizon-tasks "
+             "synthetic` does) instead of --data")
+    parser.set_defaults(_synthetic_data=True)
+
+
+def hub_id(value: str) -> str | None:
+    """``value`` when it names a Hub dataset (``owner/name``, nothing on disk by that name, no file suffix)."""
+    if not isinstance(value, str) or not _HUB_ID.fullmatch(value) or Path(value).expanduser().exists():
+        return None
+    return None if Path(value).suffix.lower() in _FILE_SUFFIXES else value
+
+
+def fetch_hub_dataset(repo_id: str) -> Path:
+    """The local snapshot folder of the Hub dataset ``repo_id`` (``huggingface_hub.snapshot_download`` into the
+    hub cache: downloaded once, then read from the cache; ``HF_HUB_OFFLINE=1`` reads the cache only)."""
+    from huggingface_hub import snapshot_download
+
+    from ..core.errors import DataError
+
+    try:
+        return Path(snapshot_download(repo_id=repo_id, repo_type="dataset"))
+    except Exception as exc:  # offline without a cached copy, no such dataset, a gated one: one message
+        raise DataError(f"--data {repo_id}: not a file or folder here, and the Hugging Face Hub dataset of that "
+                        f"name could not be fetched ({type(exc).__name__}: {exc})") from None
+
+
+def synthetic_paths(benchmark: str) -> tuple[Path, Path]:
+    """``(data, video root)`` of the embedded synthetic benchmark of ``benchmark``, built on first use."""
+    if benchmark == "sureon":
+        from ..data.synthetic.sureon import build_sureon_sample
+
+        s = build_sureon_sample()
+        return s.data_path, s.video_root
+    if benchmark == "surghi":
+        from ..data.synthetic.surghi import build_surghi_sample
+
+        g = build_surghi_sample()
+        return g.annotations_path, g.video_root
+    from ..data.synthetic.medhorizon import build_synthetic
+
+    b = build_synthetic(progress=False)
+    return b.data_path, b.video_root
+
+
+def samples_task(path: str) -> str | None:
+    """The task of an lmms-eval ``<stamp>_samples_<task>.jsonl`` file, from its name."""
+    m = re.fullmatch(r".+_samples_(.+)\.jsonl", Path(str(path)).name)
+    return m.group(1) if m else None
+
+
+def _inferred_synthetic(args) -> bool:
+    """No data given, and the predictions are samples of a synthetic task: the synthetic data is theirs."""
+    files = [getattr(args, "predictions", None), *(getattr(args, "runs", None) or [])]
+    tasks = [samples_task(f) for f in files if f]
+    return bool(tasks) and all(t is not None and "_synthetic" in t for t in tasks)
+
+
+def _local(value: str) -> str:
+    """A ``[BENCHMARK=]PATH`` value with a Hub id replaced by its snapshot folder."""
+    key, sep, rest = value.partition("=")
+    if sep and hub_id(rest):
+        return f"{key}={fetch_hub_dataset(rest)}"
+    return str(fetch_hub_dataset(value)) if hub_id(value) else value
+
+
+def resolve(args: argparse.Namespace) -> None:
+    """Hub ids and ``--synthetic`` (given or inferred) turned into paths in ``args``, in place."""
+    from ..core.errors import MedHorizonError
+
+    data = getattr(args, "data", None)
+    if isinstance(data, str):
+        args.data = _local(data)
+    elif isinstance(data, list):
+        args.data = [_local(v) for v in data]
+    if not getattr(args, "_synthetic_data", False):
+        return
+    if not args.synthetic:
+        if data or getattr(args, "annotations", None) or not _inferred_synthetic(args):
+            return
+        args.synthetic = True
+        print("(the predictions are samples of a synthetic task: scored against the embedded synthetic data; "
+              "pass --data to score them against other data)", file=sys.stderr)
+    elif data or getattr(args, "annotations", None):
+        raise MedHorizonError("--synthetic and --data name two sources of data: give one")
+    if isinstance(data, list) or (data is None and isinstance(getattr(args, "data", None), list)) \
+            or getattr(args, "benchmark", None) is None:
+        # every benchmark's (a leaderboard of submissions for several benchmarks)
+        from ..benchmarks.data import BENCHMARKS
+
+        args.data = [f"{b}={synthetic_paths(b)[0]}" for b in BENCHMARKS]
+        return
+    path, video_root = synthetic_paths(args.benchmark)
+    args.data = str(path)
+    for name in ("video_root", "root"):
+        if hasattr(args, name) and getattr(args, name) is None:
+            setattr(args, name, str(video_root))
