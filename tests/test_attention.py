@@ -160,15 +160,18 @@ def _frames(n: int, seed: int = 0, changed: int | None = None) -> PlannedFrames:
     return PlannedFrames([Image.fromarray(a) for a in arrays], timestamps=[2.0 * i for i in range(n)])
 
 
-PROMPT = "Which finding is shown? A. polyp B. ulcer C. bleeding D. none\nAnswer with the letter."
+PROMPT = ("These are 6 frames from a 0:00:12 clinical video. Frame timestamps in seconds: 0.0, 2.0, 4.0.\n\n"
+          "Question: Which finding is shown?\nOptions:\nA. polyp\nB. ulcer\nC. bleeding\nD. none\n"
+          "Answer with only the letter (A, B, C, or D) of the correct option.")
 
 
-def _rows_and_layers(bridge):
+def _rows_and_layers(bridge, prompt=PROMPT):
     from medhorizon_tasks.adapters.lmms_eval.bridges.attention import query_rows
 
-    inputs = bridge.video_inputs(PROMPT, _frames(6))
+    inputs = bridge.video_inputs(prompt, _frames(6))
     cfg = bridge.model.config
-    return inputs, query_rows(inputs["input_ids"], cfg.video_token_id, cfg.vision_end_token_id)
+    marker = bridge.processor.tokenizer.encode(M.QUERY_START, add_special_tokens=False)
+    return inputs, query_rows(inputs["input_ids"], cfg.video_token_id, cfg.vision_end_token_id, marker)
 
 
 @pytest.mark.parametrize("name", ["qwen2_5", "qwen3"])
@@ -198,13 +201,27 @@ def test_hook_rows_equal_the_eager_attention_weights(bridges, name, impl):
                 if k.startswith("medhorizon")]
 
 
-def test_rows_are_the_question_after_the_video(bridges):
-    bridge = bridges["qwen3", "sdpa"]
+@pytest.mark.parametrize("name", ["qwen2_5", "qwen3"])
+def test_rows_are_the_question_after_the_video(bridges, name):
+    bridge = bridges[name, "sdpa"]
     inputs, rows = _rows_and_layers(bridge)
     text = bridge.processor.tokenizer.decode(inputs["input_ids"][0][rows])
-    assert text.startswith("Which finding is shown?")
+    assert text.startswith("Question: Which finding is shown?") and "timestamps" not in text
     assert rows[-1] == inputs["input_ids"].shape[1] - 1   # the last prompt token is a query row
     assert "<|video_pad|>" not in text
+    # a prompt without the marker: every token after the video
+    inputs, rows = _rows_and_layers(bridge, "Which finding is shown?")
+    assert bridge.processor.tokenizer.decode(inputs["input_ids"][0][rows]).startswith("Which finding")
+
+
+def test_the_query_marker_opens_the_protocols_question():
+    from medhorizon_tasks.benchmarks.medhorizon.protocol import build_prompt
+    from medhorizon_tasks.benchmarks.medhorizon.release import Item
+
+    item = Item("u", "v", "s", "o", "exam", "v.mp4", 10, 1.0, 10.0, "Where?", ("a", "b", "c", "d"), "A", "PR",
+                "Procedure", "fine_grained", 0, "", ())
+    prompt = build_prompt(item)
+    assert prompt.startswith(M.QUERY_START + " Where?") and prompt.count(M.QUERY_START) == 1
 
 
 @pytest.mark.parametrize("name", ["qwen2_5", "qwen3"])

@@ -44,7 +44,7 @@ import numpy as np
 
 from ...core.stats import mean_ci
 
-__all__ = ["SHARES", "FRAMES", "KEYFRAMES", "CURVE_POINTS", "units_for_share", "ranked_curve", "edge_shares",
+__all__ = ["SHARES", "FRAMES", "KEYFRAMES", "CURVE_POINTS", "QUERY_START", "units_for_share", "ranked_curve", "edge_shares",
            "evidence_mass", "mean_pairwise_cosine", "keyframe_units", "patch_redundancy", "item_metrics",
            "summarise", "METRICS", "published_fig9"]
 
@@ -54,6 +54,7 @@ SHARES = (0.5, 0.8, 0.9)  # the text quotes the 90% point; 50 and 80 read the sa
 TENTH = 0.1
 TOP_PATCHES = 0.1     # "high-attention patches": the top tenth of the compared patches by attention
 CURVE_POINTS = 101    # the cumulative curve sampled at 0, 1, ..., 100% of the units
+QUERY_START = "Question:"  # where :func:`.protocol.build_prompt`'s question opens: the query rows start there
 
 METRICS = ("units_for_50", "units_for_80", "units_for_90", "first_tenth", "last_tenth", "evidence_mass",
            "frame_similarity", "patch_similarity", "patch_similarity_top_attention")

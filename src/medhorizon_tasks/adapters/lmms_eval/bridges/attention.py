@@ -6,8 +6,8 @@ logits of the last position only) with the text decoder's attention function
 swapped, for that pass only, through transformers' ``AttentionInterface``
 registry. The registered function receives each layer's queries and keys
 after the rotary embedding (M-RoPE included), computes, on the chosen layers,
-the softmax attention of the *query rows* only (the tokens after the video:
-the question, options and the last prompt token) to every key, averaged over
+the softmax attention of the *query rows* only (the question, its options,
+the instruction and the last prompt token; not the frame-time preamble) to every key, averaged over
 heads, and then hands the call to the model's own implementation (SDPA or
 eager; a ``flash_attention_*`` model runs this pass with SDPA), so the pass
 computes what the answer pass computes. The full L x L map is never formed:
@@ -57,14 +57,22 @@ def visual_units(input_ids, video_grid_thw, video_token_id: int, merge_size: int
     return units
 
 
-def query_rows(input_ids, video_token_id: int, vision_end_token_id: int | None = None) -> np.ndarray:
-    """The positions after the last video token (skipping the ``<|vision_end|>`` that closes it): the
-    question, the options, the chat template's tokens and the last prompt token."""
+def query_rows(input_ids, video_token_id: int, vision_end_token_id: int | None = None,
+               marker: Sequence[int] = ()) -> np.ndarray:
+    """The query rows: from the first occurrence of the token sequence ``marker`` after the video (the
+    prompt's ``Question:``) to the last prompt token, so the question, its options, the instruction, the
+    chat template's closing tokens and the last prompt token; without ``marker``, or when it is not found,
+    every position after the last video token (and its ``<|vision_end|>``)."""
     ids = torch.as_tensor(input_ids).reshape(-1)
     video = torch.nonzero(ids == video_token_id).reshape(-1)
     start = int(video[-1]) + 1 if video.numel() else 0
     if vision_end_token_id is not None and start < ids.numel() and int(ids[start]) == vision_end_token_id:
         start += 1
+    m = list(marker)
+    if m:
+        tail = ids[start:].tolist()
+        found = next((i for i in range(len(tail) - len(m) + 1) if tail[i:i + len(m)] == m), None)
+        start += found or 0
     if start >= ids.numel():
         raise ValueError("the prompt has no token after its video")
     return np.arange(start, ids.numel())
@@ -198,8 +206,9 @@ class AttentionPass:
 
 
 def attention_pass(model, inputs, *, video_token_id: int, merge_size: int, vision_end_token_id: int | None = None,
-                   layers: str | Sequence[int] | None = "all") -> AttentionPass:
-    """Run the measuring prefill of ``inputs`` (a processor's output for one prompt with one video)."""
+                   layers: str | Sequence[int] | None = "all", marker: Sequence[int] = ()) -> AttentionPass:
+    """Run the measuring prefill of ``inputs`` (a processor's output for one prompt with one video);
+    ``marker``: the token ids that open the query rows (:func:`query_rows`)."""
     ids = inputs["input_ids"]
     if ids.shape[0] != 1:
         raise ValueError("the attention pass takes one prompt at a time")
@@ -207,7 +216,7 @@ def attention_pass(model, inputs, *, video_token_id: int, merge_size: int, visio
     sizes = {u.size for u in units}
     if len(sizes) != 1:
         raise ValueError(f"temporal units of different sizes {sorted(sizes)}: one video per prompt")
-    rows = query_rows(ids, video_token_id, vision_end_token_id)
+    rows = query_rows(ids, video_token_id, vision_end_token_id, marker)
     n_layers = len(_text_attention_modules(model))
     chosen = resolve_layers(layers, n_layers)
     visual = torch.as_tensor(np.concatenate(units))
@@ -215,7 +224,7 @@ def attention_pass(model, inputs, *, video_token_id: int, merge_size: int, visio
 
     def grab(_module, args, kwargs):
         hidden = args[0] if args else kwargs["hidden_states"]
-        captured["visual"] = hidden[0].index_select(0, visual.to(hidden.device)).detach().float()
+        captured["visual"] = hidden[0].index_select(0, visual.to(hidden.device)).detach()  # model dtype
 
     first = model.model.language_model.layers[0]
     handle = first.register_forward_pre_hook(grab, with_kwargs=True)
@@ -227,9 +236,11 @@ def attention_pass(model, inputs, *, video_token_id: int, merge_size: int, visio
     per_token = torch.stack([rec.per_token[layer] for layer in chosen]).mean(0).numpy()
     t, p = len(units), units[0].size
     patch_scores = np.stack([per_token[u] for u in units]).astype(np.float64)
-    feats = captured["visual"].reshape(t, p, -1)
-    unit_features = feats.mean(1).cpu().numpy()
-    patch_features = torch.nn.functional.normalize(feats, dim=-1).half().cpu().numpy()
+    feats = captured.pop("visual").reshape(t, p, -1)
+    # one unit at a time in float32: never a float32 copy of every visual token at once
+    unit_features = np.stack([feats[u].float().mean(0).cpu().numpy() for u in range(t)])
+    patch_features = np.stack([torch.nn.functional.normalize(feats[u].float(), dim=-1).half().cpu().numpy()
+                               for u in range(t)])
     return AttentionPass(patch_scores.sum(1), patch_scores, unit_features, patch_features, int(rows.size),
                          int(ids.shape[1]), chosen)
 
@@ -249,13 +260,15 @@ def measure_frames(bridge, context: str, frames, *, layers: str | Sequence[int] 
     the planned ``frames`` (``bridge.video_inputs``), then every metric of
     :func:`~medhorizon_tasks.benchmarks.medhorizon.attention.item_metrics`; ``windows``: the item's evidence
     in seconds on the video's timeline."""
-    from ....benchmarks.medhorizon.attention import item_metrics
+    from ....benchmarks.medhorizon.attention import QUERY_START, item_metrics
 
     model, processor = bridge.model, bridge.processor
     inputs = bridge.video_inputs(context, frames)
+    marker = processor.tokenizer.encode(QUERY_START, add_special_tokens=False) if QUERY_START in context else ()
     measured = attention_pass(model, inputs, video_token_id=model.config.video_token_id,
                               merge_size=processor.video_processor.merge_size,
-                              vision_end_token_id=getattr(model.config, "vision_end_token_id", None), layers=layers)
+                              vision_end_token_id=getattr(model.config, "vision_end_token_id", None), layers=layers,
+                              marker=marker)
     patch = int(processor.video_processor.temporal_patch_size)
     members = unit_frames(len(frames), len(measured.unit_scores), patch)
     times = [[float(frames.timestamps[i]) for i in unit] for unit in members]
