@@ -296,3 +296,36 @@ def test_layers_resolve_and_refuse_out_of_range():
     assert resolve_layers("0;-1", 4) == [0, 3]
     with pytest.raises(ValueError, match="layer 4 is out of range"):
         resolve_layers("4", 4)
+
+
+@pytest.mark.parametrize("name", ["qwen2_5", "qwen3"])
+def test_attention_forced_onto_one_unit_needs_one_unit_of_n(bridges, name):
+    """Constructed through the real pass: every visual token but those of unit 2 is masked out of the
+    prompt's attention mask, so all visual attention of the query rows lands on that unit."""
+    from medhorizon_tasks.adapters.lmms_eval.bridges.attention import attention_pass, visual_units
+
+    bridge = bridges[name, "sdpa"]
+    cfg, vp = bridge.model.config, bridge.processor.video_processor
+    inputs = bridge.video_inputs(PROMPT, _frames(10))
+    units = visual_units(inputs["input_ids"], inputs["video_grid_thw"], cfg.video_token_id, vp.merge_size)
+    # the M-RoPE positions of the unmasked prompt (Qwen derives them from the mask when it has none)
+    seen = {}
+
+    def grab(_module, _args, kwargs):
+        seen["position_ids"] = kwargs["position_ids"]
+
+    hook = bridge.model.model.language_model.register_forward_pre_hook(grab, with_kwargs=True)
+    with torch.no_grad():
+        bridge.model(**inputs, use_cache=False)
+    hook.remove()
+    inputs["position_ids"] = seen["position_ids"]
+    for k, unit in enumerate(units):
+        if k != 2:
+            inputs["attention_mask"][0, unit] = 0
+    measured = attention_pass(bridge.model, inputs, video_token_id=cfg.video_token_id, merge_size=vp.merge_size,
+                              vision_end_token_id=cfg.vision_end_token_id)
+    n = len(units)
+    assert n == 5
+    metrics = M.item_metrics(measured.unit_scores, unit_times=[[0.0]] * n)
+    assert metrics["unit_scores"][2] == pytest.approx(1.0)
+    assert metrics["units_for_90"] == pytest.approx(1 / n) and metrics["units_for_50"] == pytest.approx(1 / n)

@@ -102,10 +102,10 @@ def test_scored_answers_equal_a_plain_run(runs):
     plain = _samples(runs / "plain")
     assert sorted(diag) == sorted(plain) and len(plain) == 2
     for doc_id in plain:
-        assert diag[doc_id]["resps"] == plain[doc_id]["resps"]
-        assert diag[doc_id]["doc"]["uid"] == plain[doc_id]["doc"]["uid"]
+        assert diag[doc_id]["filtered_resps"] == plain[doc_id]["filtered_resps"]
+        assert diag[doc_id]["accuracy"] == plain[doc_id]["accuracy"]   # the scored record, uid included
     answers = {r["uid"]: r["answer"] for r in _result(runs, "qwen3")["items"]}
-    assert {plain[d]["doc"]["uid"]: plain[d]["resps"][0][0] for d in plain} == answers
+    assert {plain[d]["accuracy"]["uid"]: plain[d]["filtered_resps"] for d in plain} == answers
 
 
 def test_plot_redraws_the_figure_from_the_json(runs, tmp_path):
