@@ -329,3 +329,14 @@ def test_attention_forced_onto_one_unit_needs_one_unit_of_n(bridges, name):
     metrics = M.item_metrics(measured.unit_scores, unit_times=[[0.0]] * n)
     assert metrics["unit_scores"][2] == pytest.approx(1.0)
     assert metrics["units_for_90"] == pytest.approx(1 / n) and metrics["units_for_50"] == pytest.approx(1 / n)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "medhorizon_internvl3"], "locates the visual tokens of medhorizon_qwen2_5_vl and medhorizon_qwen3_vl"),
+    (["--model", "medhorizon_qwen3_vl", "--layers", "first"], "--layers 'first': expected all, last"),
+])
+def test_the_command_refuses_what_it_cannot_measure_before_running(argv, message, capsys):
+    from medhorizon_tasks.commands.main import main
+
+    assert main(["diagnose", "attention", *argv, "--synthetic", "--out", "unused"]) == 2
+    assert message in capsys.readouterr().err

@@ -60,7 +60,8 @@ def _cmd_attention(args) -> int:
     from .jobs.attention import format_attention, run_attention
 
     result = run_attention(args.model, model_args=args.model_args or "", synthetic=args.synthetic, data=args.data,
-                           out=args.out, frames=args.frames, layers=args.layers, limit=args.limit, echo=args.verbose)
+                           out=args.out, frames=args.frames, layers=args.layers, limit=args.limit,
+                           num_processes=args.num_processes, echo=args.verbose)
     print(format_attention(result))
     print(f"\nwrote {Path(args.out) / 'attention.json'}, .csv and .png")
     return 0

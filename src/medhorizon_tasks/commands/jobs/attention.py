@@ -17,6 +17,7 @@ import io
 import json
 from pathlib import Path
 
+from ...adapters.lmms_eval.bridges.manifest import BRIDGES
 from ...adapters.lmms_eval.runner import run_lmms_eval
 from ...benchmarks.medhorizon import scoring
 from ...benchmarks.medhorizon.attention import FRAMES, METRICS, published_fig9, summarise
@@ -28,14 +29,18 @@ from .diagnose import _items, _safe
 __all__ = ["run_attention", "write_attention", "format_attention"]
 
 ITEMS_FILE = "attention_items.jsonl"
+MEASURABLE = ("medhorizon_qwen2_5_vl", "medhorizon_qwen3_vl")  # bridges with ``video_inputs`` (bridges/qwen.py)
 
 
 def run_attention(model: str, *, model_args: str = "", synthetic: bool = False, data: str | None = None,
                   out: str | Path = "medhorizon_attention", frames: int = FRAMES, layers: str = "all",
-                  limit: int | None = None, echo: bool = False) -> dict:
+                  limit: int | None = None, num_processes: int = 1, echo: bool = False) -> dict:
     """Run the diagnostic for ``model`` (a ``medhorizon_qwen*`` bridge); return what ``attention.json`` holds."""
     if layers not in ("all", "last") and not all(x.strip().lstrip("-").isdigit() for x in layers.split(",")):
         raise DataError(f"--layers {layers!r}: expected all, last, or layer indices such as 0,12,-1")
+    if model in BRIDGES and model not in MEASURABLE:
+        raise DataError(f"--model {model}: the attention diagnostic locates the visual tokens of "
+                        f"{' and '.join(MEASURABLE)} only")
     out = Path(out)
     items = _items(synthetic, data)
     by_uid = {it.uid: it for it in items}
@@ -47,7 +52,8 @@ def run_attention(model: str, *, model_args: str = "", synthetic: bool = False, 
     args = f"inner={model},out={jsonl},layers={layers.replace(',', ';')}"
     env = {"MEDHORIZON_DATA": str(Path(data).resolve())} if data else None
     run = run_lmms_eval("medhorizon_attention", [task], out / "lmms_eval" / _safe(model),
-                        model_args=f"{args},{model_args}" if model_args else args, limit=limit, env=env, echo=echo)
+                        model_args=f"{args},{model_args}" if model_args else args, limit=limit,
+                        num_processes=num_processes, env=env, echo=echo)
     records = [rec for path in sorted(jsonl.parent.glob(f"{jsonl.name}*")) for _, rec in iter_jsonl(path)]
     if not records:
         raise MedHorizonError(f"{model} measured no item (no planned frames reached it); log: {run.log}")
