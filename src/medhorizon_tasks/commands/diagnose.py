@@ -5,17 +5,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..benchmarks.medhorizon.diagnostics import BUDGETS
+
 __all__ = ["add_parser"]
 
 
 def add_parser(sub) -> None:
     """Add ``diagnose`` and ``sweep`` (= ``diagnose budgets``) to the main parser's sub-parsers."""
     g = sub.add_parser("diagnose", help="run one of the paper's diagnostics for a model (resumable)")
-    g.add_argument("kind", choices=["budgets", "evidence", "order", "sampling"],
+    g.add_argument("kind", choices=["budgets", "evidence", "order", "sampling", "attention"],
                    help="budgets: 4..512 uniform frames (RQ1); evidence: random/text/uniform/oracle (RQ2); "
                         "order: original/reverse/block/local shuffle at 256 frames (RQ3); sampling: uniform/"
-                        "frame-change/hybrid at 32 and 64 frames (RQ4)")
+                        "frame-change/hybrid at 32 and 64 frames (RQ4); attention: query-to-frame attention, "
+                        "frame and patch redundancy (Fig. 9; medhorizon_qwen2_5_vl / medhorizon_qwen3_vl)")
     _add_run_args(g)
+    g.add_argument("--frames", type=int, default=128, choices=BUDGETS,
+                   help="attention only: uniform frames per item (default 128, the paper's)")
+    g.add_argument("--layers", default="all",
+                   help="attention only: text decoder layers measured, averaged: all (default), last, or "
+                        "indices such as 0,12,-1")
     g.set_defaults(func=_cmd_diagnose)
 
     w = sub.add_parser("sweep", help="frame-budget sweep 4..512 (= diagnose budgets); resumes where it stopped")
@@ -36,6 +44,8 @@ def _add_run_args(x):
 
 
 def _cmd_diagnose(args) -> int:
+    if args.kind == "attention":
+        return _cmd_attention(args)
     from .jobs.diagnose import format_rows, run_diagnostic
 
     rows = run_diagnostic(args.kind, args.model, model_args=args.model_args or "", synthetic=args.synthetic,
@@ -43,4 +53,15 @@ def _cmd_diagnose(args) -> int:
                           echo=args.verbose)
     print(format_rows(rows))
     print(f"\nwrote {Path(args.out) / (args.kind + '.csv')}, .json and .png")
+    return 0
+
+
+def _cmd_attention(args) -> int:
+    from .jobs.attention import format_attention, run_attention
+
+    result = run_attention(args.model, model_args=args.model_args or "", synthetic=args.synthetic, data=args.data,
+                           out=args.out, frames=args.frames, layers=args.layers, limit=args.limit,
+                           num_processes=args.num_processes, echo=args.verbose)
+    print(format_attention(result))
+    print(f"\nwrote {Path(args.out) / 'attention.json'}, .csv and .png")
     return 0

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "wilson_ci", "bootstrap_ci", "accuracy_summary", "mcnemar_test", "holm_adjust",
+    "wilson_ci", "bootstrap_ci", "mean_ci", "accuracy_summary", "mcnemar_test", "holm_adjust",
     "pairwise_mcnemar", "format_pairwise", "multimodal_gain", "blind_consistency",
     "MCNEMAR_EXACT_BELOW", "BLIND_TAU",
 ]
@@ -191,6 +191,26 @@ def bootstrap_ci(correct: Sequence[bool] | np.ndarray, *, n_resamples: int = 10_
     res = bootstrap((x.astype(float),), np.mean, n_resamples=n_resamples, batch=batch,
                     vectorized=True, axis=-1, confidence_level=1.0 - alpha, method=method,
                     rng=np.random.default_rng(seed))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
+
+
+def mean_ci(values: Sequence[float] | np.ndarray, *, n_resamples: int = 10_000, seed: int = 0,
+            alpha: float = 0.05) -> tuple[float, float] | None:
+    """Percentile bootstrap CI of the mean of real values (resampling items, as :func:`bootstrap_ci` does
+    for correctness): the intervals of per-item diagnostics such as attention shares. NaN values are left
+    out; None when none is left; (x, x) when every value is x (one item included)."""
+    import numpy as np
+
+    x = np.asarray([float(v) for v in values], dtype=float)
+    x = x[~np.isnan(x)]
+    if x.size == 0:
+        return None
+    if np.all(x == x[0]):
+        return float(x[0]), float(x[0])
+    from scipy.stats import bootstrap
+
+    res = bootstrap((x,), np.mean, n_resamples=n_resamples, vectorized=True, axis=-1,
+                    confidence_level=1.0 - alpha, method="percentile", rng=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 

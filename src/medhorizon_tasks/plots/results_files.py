@@ -43,7 +43,8 @@ ACCEPTED_SHAPES = (
     "of named score reports, {name: report} or {name: {\"report\": report, \"mode\": ...}} (the demo's "
     "report.json and report_surghi.json); a "
     "diagnostics JSON of `medhorizon-tasks diagnose` / `sweep` (budgets.json, evidence.json, order.json, "
-    "sampling.json: a list of rows with diagnostic, label, group, x, accuracy, ...); or a flat "
+    "sampling.json: a list of rows with diagnostic, label, group, x, accuracy, ...); the attention.json of "
+    "`diagnose attention` (diagnostic \"attention\", summary, items); or a flat "
     "{key: accuracy} object")
 
 
@@ -54,7 +55,8 @@ class ResultsFile:
     """One results file as :func:`load_results` read it.
 
     ``kind``: ``"lmms_eval"``, ``"medhorizon"`` (score report), ``"sureon"``, ``"surghi"``,
-    ``"diagnostic"``, ``"flat"`` or ``"bundle"`` (named score reports: ``series``, one ResultsFile each,
+    ``"diagnostic"``, ``"attention"`` (``report``: the whole attention.json), ``"flat"`` or ``"bundle"``
+    (named score reports: ``series``, one ResultsFile each,
     labelled by its name, with the run's ``mode`` when the file gives it). ``values``: ``{key: Acc or
     None}`` (all but surghi, diagnostics and bundles); ``report``: the SurgHiBench report; ``rows`` /
     ``diagnostic``: a diagnostics file's rows and kind; ``label``: the series name (the model of an
@@ -237,6 +239,9 @@ def load_results(path: str | os.PathLike) -> ResultsFile:
         if isinstance(data, list) and data and all(isinstance(r, dict) and "diagnostic" in r for r in data):
             return _load_diagnostic(data, path)
         if isinstance(data, dict):
+            if data.get("diagnostic") == "attention" and isinstance(data.get("summary"), list):
+                return ResultsFile(path, "attention", str(data.get("model") or path.stem), report=data,
+                                   diagnostic="attention")
             if isinstance(data.get("results"), dict):
                 return _load_lmms(data, path)
             if data and all(_named_report(v) is not None for v in data.values()):
@@ -282,7 +287,7 @@ def load_accuracy_file(path: str | os.PathLike) -> dict[str, float | None]:
     :func:`load_results`.
     """
     res = load_results(path)
-    if res.kind in ("surghi", "diagnostic", "bundle"):
+    if res.kind in ("surghi", "diagnostic", "attention", "bundle"):
         what = {"surghi": "a SurgHiBench score report", "bundle": "a file of several named score reports"}.get(
             res.kind, f"a {res.diagnostic} diagnostics file")
         raise DataError(f"{what} has no flat {{key: accuracy}} form; read it with plots.load_results or draw "
@@ -370,7 +375,7 @@ def build_files(paths, *, labels: list[str] | None = None) -> dict[str, object]:
         for kinds in (("medhorizon", "flat"), ("lmms_eval",), ("sureon",), ("surghi",)):
             _unique_labels([f for f in files if f.kind in kinds])
     for f in files:
-        if f.kind not in ("surghi", "diagnostic") and not any(v is not None for v in f.values.values()):
+        if f.kind not in ("surghi", "diagnostic", "attention") and not any(v is not None for v in f.values.values()):
             why = (f"its tasks ({', '.join(f.skipped)}) have no accuracy metric" if f.skipped
                    else "it holds no accuracy")
             raise DataError(f"nothing to plot: {why}; accepted: {ACCEPTED_SHAPES}", source=str(f.path))
@@ -419,6 +424,10 @@ def build_files(paths, *, labels: list[str] | None = None) -> dict[str, object]:
     for f in files:
         if f.kind == "diagnostic":
             add(f.path.stem, _build(lambda: build_diagnostic(f.diagnostic, f.rows, model=f.label), [f]))
+        if f.kind == "attention":
+            from .attention import build_attention
+
+            add(f.path.stem, _build(lambda: build_attention(f.report), [f]))
     return figures
 
 

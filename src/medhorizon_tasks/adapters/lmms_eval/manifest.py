@@ -21,4 +21,5 @@ def manifests() -> list[ModelManifest]:
         ModelManifest("medhorizon_random", simple_class_path=f"{_BASE}.models.RandomProbe"),
         ModelManifest("medhorizon_needle", simple_class_path=f"{_BASE}.models.NeedleProbe"),
         ModelManifest("medhorizon_resume", simple_class_path=f"{_BASE}.resumable.ResumableModel"),
+        ModelManifest("medhorizon_attention", simple_class_path=f"{_BASE}.attention_probe.AttentionProbe"),
     ]

@@ -35,5 +35,6 @@ bridge and everything else to the wrapper), :mod:`.keyed_video` (the same
 through a LLaVA-style wrapper's own ``load_video``), one module per model
 family (:mod:`.qwen`, :mod:`.internvl`, :mod:`.videollama3`, :mod:`.llava`,
 :mod:`.longva`, :mod:`.openai`), and :mod:`.guard` (the start-up check that
-refuses a built-in wrapper known to mishandle a frame list).
+refuses a built-in wrapper known to mishandle a frame list). :mod:`.attention` measures a Qwen bridge's
+query-to-frame attention in a separate prefill pass (MedHorizon Fig. 9, ``diagnose attention``).
 """

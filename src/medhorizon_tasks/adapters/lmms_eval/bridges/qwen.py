@@ -87,7 +87,8 @@ class Qwen2_5_VL(_QwenVideoBridge, _Qwen2_5_VL):
         super().__init__(**kwargs)
         self._set_budget(frame_min_pixels, frame_max_pixels, video_total_pixels)
 
-    def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
+    def video_inputs(self, context: str, frames: PlannedFrames):
+        """The processor's inputs (on the model's device) for ``context`` about ``frames``."""
         video, _ = self._video(frames)
         temporal = self.processor.video_processor.temporal_patch_size
         # the processor sets second_per_grid_ts = temporal_patch_size / metadata.sampled_fps
@@ -97,7 +98,10 @@ class Qwen2_5_VL(_QwenVideoBridge, _Qwen2_5_VL):
         text = self.processor.apply_chat_template([message], tokenize=False, add_generation_prompt=True)
         inputs = self.processor(text=text, videos=[video], video_metadata=[metadata], do_sample_frames=False,
                                 do_resize=False, padding=True, return_tensors="pt")
-        inputs = self._inputs_to_device(inputs)
+        return self._inputs_to_device(inputs)
+
+    def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
+        inputs = self.video_inputs(context, frames)
         settings = {"max_new_tokens": 32768, "temperature": 0.0, "top_p": None, "num_beams": 1, **gen_kwargs}
         sample = bool(settings["temperature"] and settings["temperature"] > 0)
         generated = self.model.generate(
@@ -116,7 +120,8 @@ class Qwen3_VL(_QwenVideoBridge, _Qwen3_VL):
         super().__init__(**kwargs)
         self._set_budget(frame_min_pixels, frame_max_pixels, video_total_pixels)
 
-    def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
+    def video_inputs(self, context: str, frames: PlannedFrames):
+        """The processor's inputs (on the model's device) for ``context`` about ``frames``."""
         video, times = self._video(frames)
         metadata = VideoMetadata(total_num_frames=len(video), fps=MS, frames_indices=[round(t * MS) for t in times])
         message = self._messages(context)
@@ -128,6 +133,9 @@ class Qwen3_VL(_QwenVideoBridge, _Qwen3_VL):
         text = [t.replace(f"{p.vision_start_token}{p.video_token}{p.vision_end_token}", p.video_token) for t in text]
         inputs = p(text=text, videos=[video], video_metadata=[metadata], do_sample_frames=False, do_resize=False,
                    return_tensors="pt")
-        inputs = self._inputs_to_device(inputs)
+        return self._inputs_to_device(inputs)
+
+    def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
+        inputs = self.video_inputs(context, frames)
         generated = self.model.generate(**inputs, **self._build_generate_kwargs(gen_kwargs))
         return self._strip_thinking(self._answer(inputs, generated, gen_kwargs))
