@@ -33,7 +33,7 @@ from ..benchmarks.published import (
 )
 from ..core.errors import MedHorizonError
 
-__all__ = ["departure_flags", "Comparison", "add_paper_row_argument", "paper_comparisons", "run_model_names", "print_comparisons",
+__all__ = ["Comparison", "add_paper_row_argument", "paper_comparisons", "run_model_names", "print_comparisons",
            "comparisons_json", "refusals_json", "paper_json", "protocol_note", "medhorizon_departures"]
 
 # The table each benchmark's score report is set beside.

@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..benchmarks.paper_match import departure_flags
 from ..core.errors import MedHorizonError
 from ..core.predictions import failure_listing
 from ..core.text import listing, report_json, with_item
 from .common import add_extraction_argument, load_items, medhorizon_only
 from .paper import (
     add_paper_row_argument,
-    departure_flags,
     medhorizon_departures,
     paper_comparisons,
     paper_json,
