@@ -237,22 +237,39 @@ def _jsonl(path, rows):
     return path
 
 
+def _sureon_340(tmp_path):
+    """SUREON_ITEMS (AD, LAR, TO, SM) padded to the paper's benchmark: 340 questions, 299 accuracy-scored
+    (abstract, appendix D.1): 296 more AD items (answer B) and 40 more SM items."""
+    pad = [{**SUREON_ITEMS[0], "uid": f"p{k}"} for k in range(296)]
+    sm = [{**SUREON_ITEMS[3], "uid": f"s{k + 2}"} for k in range(40)]
+    items = SUREON_ITEMS + pad + sm
+    summaries = [{"uid": it["uid"], "prediction": "clip; cut"} for it in items if it["category"] == "SM"]
+    return _jsonl(tmp_path / "items.jsonl", items), pad, summaries
+
+
 def test_sureon_score_beside_table_3_its_mg_row_and_table_14(tmp_path, capsys):
-    data = _jsonl(tmp_path / "items.jsonl", SUREON_ITEMS)  # AD, LAR, TO and an SM item (no prediction)
+    data, pad, summaries = _sureon_340(tmp_path)
     visual = _jsonl(tmp_path / "visual.jsonl", [{"uid": "a1", "prediction": "B"}, {"uid": "a2", "prediction": "A"},
-                                                {"uid": "t1", "prediction": "retract > clip > cut"}])
+                                                {"uid": "t1", "prediction": "retract > clip > cut"}, *summaries,
+                                                *({"uid": it["uid"], "prediction": "B"} for it in pad)])
     blind = _jsonl(tmp_path / "blind.jsonl", [{"uid": "a1", "prediction": "A"}, {"uid": "a2", "prediction": "A"},
-                                              {"uid": "t1", "prediction": "clip > cut > retract"}])
+                                              {"uid": "t1", "prediction": "clip > cut > retract"}, *summaries,
+                                              *({"uid": it["uid"], "prediction": "A"} for it in pad)])
     assert main(["score", "--benchmark", "sureon", "--data", str(data), "--predictions", str(visual), "--blind",
                  str(blind), "--paper-row", "Qwen3-VL-8B-Instruct", "--mode", "visual", "--json"]) == 0
-    paper = json.loads(capsys.readouterr().out)["paper"]
+    rep = json.loads(capsys.readouterr().out)
+    paper = rep["paper"]
+    assert "paper_refused" not in rep
     assert [(p["table"], p["setting"].get("eval")) for p in paper] == [("Table 3", "visual"), ("Table 3", "MG"),
                                                                        ("Table 14", None)]
+    assert all(p["flags"] == [] for p in paper)
     t3 = {c["key"]: c for c in paper[0]["columns"]}
-    assert t3["mu"]["run"] == pytest.approx(200 / 3) and t3["mu"]["difference"] == pytest.approx(66.7 - 23.1)
+    assert t3["mu"]["run"] == pytest.approx(100 * 298 / 299)
+    assert t3["mu"]["difference"] == pytest.approx(99.7 - 23.1)
     assert t3["AD"]["difference"] == pytest.approx(100 - 28.6) and t3["EE"]["run"] is None
     mg = {c["key"]: c for c in paper[1]["columns"]}
-    assert mg["mu"]["run"] == pytest.approx(200 / 3) and mg["mu"]["ci95"] is None and mg["mu"]["inside_ci95"] is None
+    assert mg["mu"]["run"] == pytest.approx(100 * 298 / 299) and mg["mu"]["ci95"] is None
+    assert mg["mu"]["inside_ci95"] is None
     assert paper[2]["published_ci95"] == {"mu": ["18.4", "27.8"]}
     assert main(["score", "--benchmark", "sureon", "--data", str(data), "--predictions", str(blind),
                  "--paper-row", "Qwen3VL-8B-I", "--mode", "blind", "--json"]) == 0
@@ -269,10 +286,16 @@ def test_surghi_score_beside_tables_2_to_4_per_dataset(tmp_path, capsys):
                                             for r in frames])
     assert main(["score", "--benchmark", "surghi", "--data", str(ann), "--predictions", str(pred),
                  "--paper-row", "HyperSurg", "--json"]) == 0
-    paper = json.loads(capsys.readouterr().out)["paper"]
+    rep = json.loads(capsys.readouterr().out)
+    paper = rep["paper"]
     assert [(p["table"], p["setting"]["dataset"]) for p in paper] == [
-        (t, d) for d in ("Overall", "MIPO") for t in ("Table 2", "Table 3", "Table 4")]
-    t2 = {c["key"]: c for c in paper[3]["columns"]}
+        (t, "MIPO") for t in ("Table 2", "Table 3", "Table 4")]
+    # the paper's Overall is over its four datasets: a run on MIPO alone is not set beside it
+    assert [(r["table"], r["setting"]["dataset"]) for r in rep["paper_refused"]] == [
+        (t, "Overall") for t in ("Table 2", "Table 3", "Table 4")]
+    assert rep["paper_refused"][0]["refused"] == ["the paper's Overall is the mean over BernBypass70, GraSP, MIPO, "
+                                                  "StrasbyPass70; this run's datasets are MIPO"]
+    t2 = {c["key"]: c for c in paper[0]["columns"]}
     assert t2["phase_acc"]["run"] == 100.0 and t2["step_acc"]["run"] == 25.0
     assert t2["step_acc"]["difference"] == pytest.approx(25.0 - 17.6) and t2["step_acc"]["ci95"] is None
     assert main(["score", "--benchmark", "surghi", "--data", str(ann), "--predictions", str(pred),
@@ -280,6 +303,8 @@ def test_surghi_score_beside_tables_2_to_4_per_dataset(tmp_path, capsys):
     out = capsys.readouterr().out
     assert 'SurgHiBench Table 4 (5.3 Task 3: Hierarchy-Aware Error Severity), row "HyperSurg" (dataset MIPO)' in out
     assert "(—: no 95% interval for that value in this report)" in out
+    assert ('The paper\'s numbers are not set beside this run (Table 2 / Table 3 / Table 4, row "HyperSurg" '
+            "(dataset Overall)): the paper's Overall is the mean over BernBypass70") in out
 
 
 # ------------------------------------------------------------------ `leaderboard build` beside the papers

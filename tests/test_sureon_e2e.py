@@ -43,6 +43,22 @@ def test_visual_and_blind_results(runs, capsys):
                for vp, bp in zip(prompts, blind_prompts)), "blind = the identical text without the frames"
 
 
+def test_a_run_without_the_blurring_pass_says_so_in_its_records_and_report(runs, capsys):
+    """The *_noblur task's per-item records carry the departure, through the real lmms-eval CLI; `score`
+    titles its report with it and never sets the synthetic sample beside the paper's rows."""
+    sample, needle, _ = runs
+    noblur = needle.samples["sureon_synthetic_visual_noblur"]
+    records = [json.loads(x)["accuracy"] for x in noblur.read_text().splitlines()]
+    assert records and all(r["departures"] == ["no blur"] for r in records)
+    blurred = needle.samples["sureon_synthetic_visual"]
+    assert not any("departures" in json.loads(x)["accuracy"] for x in blurred.read_text().splitlines())
+    assert main(["score", "--benchmark", "sureon", "--data", str(sample.data_path), "--predictions", str(noblur),
+                 "--paper-row", "Qwen3-VL-8B-Instruct", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["departures"] == ["no blur"] and rep["paper"] == []
+    assert rep["paper_refused"][0]["refused"][0].startswith("the data are not the paper's benchmark: 29 questions")
+
+
 def test_compare_and_blind_audit_read_the_samples(runs, capsys):
     sample, needle, guessers = runs
     assert main(["compare", "--benchmark", "sureon", "--data", str(sample.data_path), "--json",

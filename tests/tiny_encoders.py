@@ -7,7 +7,8 @@
   (``open_clip.add_model_config``); its tokenizer is the one that ships in the wheel;
 * :class:`FrameProjection`: an image encoder whose embedding of a frame is a fixed random projection of its
   8x8 thumbnail (deterministic, so a test can recompute any similarity by hand);
-* :class:`BrokenEncoder`: returns NaN or the wrong shape where told to.
+  (``scale`` multiplies every embedding: unnormalised encoders give norms in the hundreds);
+* :class:`BrokenEncoder`: returns NaN or the wrong shape where told to, or embeddings no similarity can score.
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ class FrameProjection:
     kind = "image"
     name = "frame-projection"
 
-    def __init__(self, *, dim: int = 12, seed: int = 3, device: str = "cpu", dtype: str = "float32"):
+    def __init__(self, *, dim: int = 12, seed: int = 3, scale: float = 1.0, similarity: str = "cosine",
+                 device: str = "cpu", dtype: str = "float32"):
         rng = np.random.default_rng(seed)
         self.P = rng.standard_normal((dim, 64))
-        self.dim, self.seed = dim, seed
+        self.dim, self.seed, self.scale, self.similarity = dim, seed, float(scale), similarity
         self.calls: list[int] = []
 
     def thumbnail(self, frame: np.ndarray) -> np.ndarray:
@@ -78,24 +80,28 @@ class FrameProjection:
                          for i in range(8)]).ravel() / 255.0
 
     def encode_text(self, texts):
-        return np.stack([np.random.default_rng([self.seed, *map(ord, t)]).standard_normal(self.dim) for t in texts])
+        return self.scale * np.stack([np.random.default_rng([self.seed, *map(ord, t)]).standard_normal(self.dim)
+                                      for t in texts])
 
     def encode_images(self, frames):
         self.calls.append(len(frames))
-        return np.stack([self.P @ self.thumbnail(f) for f in frames])
+        return self.scale * np.stack([self.P @ self.thumbnail(f) for f in frames])
 
 
 class BrokenEncoder:
     """An image encoder that misbehaves as ``fault`` says: ``nan_text`` (NaN for the text ``at``), ``nan_frame``
     (NaN for every frame from the ``at``-th call on), ``shape`` (one row too few), ``dim`` (image embeddings of
-    another size than the texts'), ``no_method`` (a video encoder without encode_clips)."""
+    another size than the texts'), ``no_method`` (a video encoder without encode_clips), ``huge`` (finite frame
+    embeddings whose norm overflows: no similarity is finite), ``blank`` (every frame the zero vector: every
+    class scores the same); its texts embed to distinct vectors."""
 
     def __init__(self, *, fault: str, at: str = "", device: str = "cpu", dtype: str = "float32"):
         self.fault, self.at = fault, at
         self.kind = "video" if fault == "no_method" else "image"
+        self.similarity = "lorentz" if fault == "huge" else "cosine"  # the issue's case; blank frames tie in cosine
 
     def encode_text(self, texts):
-        out = np.ones((len(texts), 4))
+        out = np.stack([1 + np.random.default_rng([*map(ord, t)]).random(4) for t in texts])
         if self.fault == "nan_text":
             for i, t in enumerate(texts):
                 if t == self.at:
@@ -109,6 +115,10 @@ class BrokenEncoder:
         if self.fault == "dim":
             return np.ones((n, 5))
         out = np.ones((n, 4))
+        if self.fault == "huge":
+            return out * 1.5e308
+        if self.fault == "blank":
+            return out * 0
         if self.fault == "nan_frame":
             out[:, 1] = np.nan
         return out

@@ -5,11 +5,23 @@ A helper of :mod:`.score`, not a command. The row is the one named by
 registry row such as ``qwen3_vl_8b``), else the model of an lmms-eval samples
 file (the checkpoint its model args load, matched through the protocol
 registry :mod:`medhorizon_tasks.benchmarks.medhorizon.model_settings`); the
-numbers come from :mod:`medhorizon_tasks.benchmarks.published`.
+numbers come from :mod:`medhorizon_tasks.benchmarks.published`. Whether the run may stand beside it at all
+(the paper's data: else refused; every item answered and the paper's protocol: else flagged) is
+:mod:`medhorizon_tasks.benchmarks.paper_match`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ..benchmarks.paper_match import (
+    PaperCheck,
+    data_problems,
+    departure_flags,
+    missing_flag,
+    paper_datasets,
+    surghi_dataset_problems,
+)
 from ..benchmarks.published import (
     PublishedRow,
     compare,
@@ -21,8 +33,8 @@ from ..benchmarks.published import (
 )
 from ..core.errors import MedHorizonError
 
-__all__ = ["add_paper_row_argument", "paper_comparisons", "run_model_names", "print_comparisons",
-           "comparisons_json", "protocol_note"]
+__all__ = ["Comparison", "add_paper_row_argument", "paper_comparisons", "run_model_names", "print_comparisons",
+           "comparisons_json", "refusals_json", "paper_json", "protocol_note", "medhorizon_departures"]
 
 # The table each benchmark's score report is set beside.
 _TABLES = {"medhorizon": ("Table 2",), "sureon": ("Table 3", "Table 14"), "surghi": ("Table 2", "Table 3", "Table 4")}
@@ -66,9 +78,26 @@ def _setting_text(setting: dict) -> str:
     return "" if not setting else " for " + ", ".join(f"{k} {v}" for k, v in setting.items())
 
 
+@dataclass
+class Comparison:
+    """A paper row beside the run: ``cells`` (empty when refused) and what the check found."""
+
+    row: PublishedRow
+    cells: list
+    check: PaperCheck
+
+    @property
+    def refused(self) -> bool:
+        return bool(self.check.refused)
+
+
 def paper_comparisons(benchmark: str, report: dict, *, paper_row: str | None, predictions: str,
-                      mode: str | None = None) -> list[tuple[PublishedRow, list]]:
-    """``[(row, cells)]``: the run's report beside its paper row(s) (empty when none applies).
+                      mode: str | None = None, items: list | None = None,
+                      departures: list[str] = ()) -> list[Comparison]:
+    """The run's report beside its paper row(s) (empty when none applies), each checked
+    (:mod:`~medhorizon_tasks.benchmarks.paper_match`): refused when the data are not the paper's (``items``:
+    MedHorizon / Sureon items), flagged for items without a prediction and for ``departures`` from the
+    paper's protocol.
 
     MedHorizon: Table 2. Sureon: Table 3's row of the run's mode (visual or blind), its MG row when the
     report has the multimodal gain, and Table 14 (μ with the paper's bootstrap interval) for a visual run.
@@ -78,42 +107,86 @@ def paper_comparisons(benchmark: str, report: dict, *, paper_row: str | None, pr
     if not names:
         return []
     explicit = bool(paper_row)
+    flags = departure_flags(departures)
+
+    def checked(row, values, refused, missing) -> Comparison:
+        check = PaperCheck(list(refused), [*missing, *flags])
+        return Comparison(row, [] if check.refused else compare(row, values), check)
+
     if benchmark == "medhorizon":
-        return [(row, compare(row, run_values(report))) for row in _find(benchmark, names, explicit)]
+        refused = data_problems(benchmark, items or [])
+        overall = report.get("overall") or {}
+        missing = missing_flag(overall.get("missing", 0), overall.get("n"))
+        return [checked(row, run_values(report), refused, missing) for row in _find(benchmark, names, explicit)]
     if benchmark == "sureon":
+        refused = data_problems(benchmark, items or [])
+        missing = missing_flag(len(report.get("missing") or []), len(items or []) or None)
         mode = mode if mode in ("visual", "blind") else "visual"
         out = []
         for row in _find(benchmark, names, explicit, eval=mode):
             if row.table == "Table 14" and mode != "visual":
                 continue
-            out.append((row, compare(row, run_values(report))))
+            out.append(checked(row, run_values(report), refused, missing))
             if row.table == "Table 3" and report.get("mg"):
                 mg = find_row(benchmark, row.model, table="Table 3", eval="MG")
                 if mg is not None:
-                    out.append((mg, compare(mg, run_values(report, mg=True))))
+                    out.append(checked(mg, run_values(report, mg=True), refused, missing))
         return out
     out = []
-    for dataset in ["Overall", *sorted(report.get("datasets") or {})]:
+    datasets = report.get("datasets") or {}
+    for dataset in ["Overall", *sorted(datasets)]:
+        summary = report.get("overall") if dataset == "Overall" else datasets[dataset]
+        refused = surghi_dataset_problems(dataset, datasets, paper_datasets())
+        missing = missing_flag((summary or {}).get("n_missing", 0), unit="annotated frame")
         for row in _find(benchmark, names, explicit and dataset == "Overall", dataset=dataset):
-            out.append((row, compare(row, run_values(report, dataset=dataset))))
+            out.append(checked(row, run_values(report, dataset=dataset), refused, missing))
     return out
 
 
-def print_comparisons(comparisons: list[tuple[PublishedRow, list]], notes: list[str] = ()) -> None:
-    for row, cells in comparisons:
+def print_comparisons(comparisons: list[Comparison], notes: list[str] = ()) -> None:
+    """Each shown row as a table with its flags; the refused rows, grouped, with the reason."""
+    refused: dict[tuple, list[str]] = {}
+    for c in comparisons:
+        if c.refused:
+            refused.setdefault((c.row.benchmark, c.row.model, tuple(c.row.setting.items()), tuple(c.check.refused)),
+                               []).append(c.row.table)
+            continue
         print()
-        print(format_comparison(row, cells))
+        print(format_comparison(c.row, c.cells))
+        for flag in c.check.flags:
+            print(f"  NOT the paper's number as printed: {flag}")
+    for (_, model, setting, reasons), tables in refused.items():
+        where = ", ".join(f"{k} {v}" for k, v in setting)
+        print()
+        print(f"The paper's numbers are not set beside this run ({' / '.join(tables)}, row \"{model}\""
+              f"{f' ({where})' if where else ''}): {'; '.join(reasons)}")
     for note in notes:
         print(note)
 
 
-def comparisons_json(comparisons: list[tuple[PublishedRow, list]]) -> list[dict]:
-    return [comparison_json(row, cells) for row, cells in comparisons]
+def comparisons_json(comparisons: list[Comparison]) -> list[dict]:
+    """The rows set beside the run, each with its ``flags``."""
+    return [{**comparison_json(c.row, c.cells), "flags": list(c.check.flags)} for c in comparisons if not c.refused]
 
 
-def protocol_note(row: PublishedRow, run_input: str | None) -> str | None:
-    """MedHorizon: the input the paper used for the row (Tables 6-7, the protocol registry), and the run's
-    when it differs -- a number measured under another protocol is not the paper's number."""
+def refusals_json(comparisons: list[Comparison]) -> list[dict]:
+    """The rows not set beside the run, each with why."""
+    return [{"table": c.row.table, "model": c.row.model, "setting": dict(c.row.setting),
+             "refused": list(c.check.refused)} for c in comparisons if c.refused]
+
+
+def paper_json(comparisons: list[Comparison]) -> dict:
+    """What a ``--json`` report adds: ``paper`` (rows beside the run) and ``paper_refused``."""
+    if not comparisons:
+        return {}
+    out = {"paper": comparisons_json(comparisons)}
+    if any(c.refused for c in comparisons):
+        out["paper_refused"] = refusals_json(comparisons)
+    return out
+
+
+def _paper_input(row: PublishedRow):
+    """``(setting, input as the paper ran it)`` of a MedHorizon row in the protocol registry, else None."""
     from ..benchmarks.medhorizon.model_settings import SETTINGS
 
     s = next((s for s in SETTINGS if s.paper_row == row.model), None)
@@ -127,7 +200,32 @@ def protocol_note(row: PublishedRow, run_input: str | None) -> str | None:
         paper = f"{s.fps:g} FPS, cap {s.cap}"
     else:
         paper = f"{s.input_shown} (cap not given)"
+    return s, paper
+
+
+def protocol_note(row: PublishedRow, run_input: str | None) -> str | None:
+    """MedHorizon: the input the paper used for the row (Tables 6-7, the protocol registry), and the run's
+    when it differs -- a number measured under another protocol is not the paper's number."""
+    found = _paper_input(row)
+    if found is None:
+        return None
+    s, paper = found
     text = f"note: the paper ran {row.model} with {paper} ({s.table}; `medhorizon-tasks protocol {s.row}`)"
     if run_input and run_input not in ("?", paper):
         return f"{text}; this run: {run_input}, not the paper's protocol"
     return text if run_input != paper else None
+
+
+def medhorizon_departures(row: PublishedRow, run_input: str | None, report: dict) -> list[str]:
+    """How a MedHorizon run departs from the protocol behind ``row``: another frame input than the row's
+    (the registry), another answer extraction than the authors' scorer Table 2's numbers came from (only when
+    the two rules disagree on some item, so that the choice changes the number)."""
+    out = []
+    found = _paper_input(row)
+    if found is not None and run_input and run_input not in ("?", found[1]):
+        out.append(f"input {run_input}, the paper's row {found[1]}")
+    disagree = (report.get("overall") or {}).get("rules_disagree") or 0
+    if report.get("extraction", "default") != "authors" and disagree:
+        out.append(f"answers extracted with the package's rule; Table 2's come from the authors' scorer, and the "
+                   f"two rules disagree on {disagree} item(s) (--extraction authors scores with it)")
+    return out

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..benchmarks.paper_match import departure_flags
 from ..core.errors import MedHorizonError
 from ..core.predictions import failure_listing
 from ..core.text import listing, report_json, with_item
@@ -14,8 +15,9 @@ from .data_args import RELEASE_ID, add_synthetic_argument
 from .help import old_spellings
 from .paper import (
     add_paper_row_argument,
-    comparisons_json,
+    medhorizon_departures,
     paper_comparisons,
+    paper_json,
     print_comparisons,
     protocol_note,
     run_model_names,
@@ -86,9 +88,10 @@ def _cmd_score_sureon(args) -> int:
         write_jsonl(args.records, records)
     modes = {r["mode"] for r in records if r.get("status") != "missing"}
     paper = paper_comparisons("sureon", rep, paper_row=args.paper_row, predictions=args.predictions,
-                              mode=modes.pop() if len(modes) == 1 else None)
+                              mode=modes.pop() if len(modes) == 1 else None, items=items,
+                              departures=rep.get("departures", []))
     if args.json:
-        print(report_json({**rep, **({"paper": comparisons_json(paper)} if paper else {})}))
+        print(report_json({**rep, **paper_json(paper)}))
         return 0
     print(sureon.format_report(rep))
     print_comparisons(paper)
@@ -110,7 +113,7 @@ def _cmd_score_surghi(args) -> int:
     rep = scoring.evaluate(annotations, predictions, hierarchies).report()
     paper = paper_comparisons("surghi", rep, paper_row=args.paper_row, predictions=args.predictions)
     if args.json:
-        print(report_json({**rep, **({"paper": comparisons_json(paper)} if paper else {})}))
+        print(report_json({**rep, **paper_json(paper)}))
     else:
         print(scoring.format_report(rep))
         print_comparisons(paper)
@@ -143,11 +146,14 @@ def _cmd_score(args) -> int:
     if args.records:
         write_jsonl(args.records, records)
     label, inp = _run_label(args.predictions, records)
-    paper = paper_comparisons("medhorizon", rep, paper_row=args.paper_row, predictions=args.predictions)
+    paper = paper_comparisons("medhorizon", rep, paper_row=args.paper_row, predictions=args.predictions,
+                              items=items)
     known = args.input or (inp if run_model_names(args.predictions) else None)  # frames of a plain file: unknown
-    notes = [n for n in (protocol_note(row, known) for row, _ in paper) if n]
+    notes = [n for n in (protocol_note(c.row, known) for c in paper) if n]
+    for c in paper:
+        c.check.flags.extend(departure_flags(medhorizon_departures(c.row, known, rep)))
     if args.json:
-        extra = {"paper": comparisons_json(paper), "paper_notes": notes} if paper else {}
+        extra = {**paper_json(paper), "paper_notes": notes} if paper else {}
         print(report_json({**rep, **extra}))
         return 0
     print(scoring.format_table([(args.label or label, args.input or inp, rep)]))

@@ -138,6 +138,11 @@ def _cmd_zeroshot(args) -> int:
     else:
         rep = summary["report"]
         print(report_json(rep) if args.json else summary["text"])
+        if args.json:
+            from ..runs.zeroshot_outputs import tie_warnings
+
+            for line in tie_warnings(rep["zeroshot"]["ties"]):
+                print(line, file=sys.stderr)
         errors = bool(rep["zeroshot"]["video_errors"]["frames"])
         print(f"[surghi zeroshot] wrote {', '.join(Path(p).name for p in summary['files'].values())} into {out} "
               f"({summary['this_run']['videos_labelled']} video(s) labelled by this process, "

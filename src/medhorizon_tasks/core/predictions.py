@@ -4,7 +4,8 @@ A predictions file is one JSON object a line, in one of three shapes:
 the authors' format (``{"uid": 0, "prediction": "A"}``), an lmms-eval
 ``--log_samples`` file of this package's tasks, or the per-item records this
 package writes. :func:`read_predictions` reads any of them into
-``uid -> {"raw", "mode", "error"}``; :func:`records_for` turns that into one
+``uid -> {"raw", "mode", "error"}`` (plus ``"departures"``, the run's departures from its paper's protocol,
+when a record names any: Sureon's ``"no blur"``); :func:`records_for` turns that into one
 record per item with the benchmark's own scoring rule, and :func:`status_counts` /
 :func:`failed_responses` say in every report what did not count as an answer.
 """
@@ -19,7 +20,7 @@ from .log_samples import is_lmms_sample, response_text
 from .responses import FAILURE_STATUSES, REQUEST_ERROR, TRUNCATED, response_failure
 from .text import listing
 
-__all__ = ["PREDICTION_KEYS", "parse_uid", "read_predictions", "records_for", "status_counts", "failed_responses",
+__all__ = ["PREDICTION_KEYS", "parse_uid", "read_predictions", "departures_of", "records_for", "status_counts", "failed_responses",
            "failure_listing", "STATUS_COUNT_KEYS"]
 
 PREDICTION_KEYS = ("prediction", "pred", "answer")
@@ -82,6 +83,19 @@ def _is_record(rec: dict) -> bool:
     return isinstance(rec.get("benchmark"), str) and "status" in rec and "raw_output" in rec and "correct" in rec
 
 
+def _departures(rec: dict) -> dict:
+    """``{"departures": [...]}`` when a record names the run's protocol departures, else nothing."""
+    value = rec.get("departures")
+    if isinstance(value, list) and value and all(isinstance(d, str) for d in value):
+        return {"departures": list(value)}
+    return {}
+
+
+def departures_of(predictions: dict[str, dict]) -> list[str]:
+    """Every protocol departure any prediction's record names, once each, in order of appearance."""
+    return list(dict.fromkeys(d for p in predictions.values() for d in p.get("departures") or ()))
+
+
 def _from_record(rec: dict, line: int, problems: list[str]):
     uid = parse_uid(rec.get("uid"))
     if uid is None:
@@ -92,7 +106,7 @@ def _from_record(rec: dict, line: int, problems: list[str]):
         problems.append(f"line {line} (uid {uid}): field 'raw_output': expected text, got {type(raw).__name__}")
         return None
     return uid, {"raw": raw, "mode": rec.get("mode") if isinstance(rec.get("mode"), str) else None,
-                 "error": error if isinstance(error, str) and error else None}
+                 "error": error if isinstance(error, str) and error else None, **_departures(rec)}
 
 
 def _from_plain(rec: dict, line: int, problems: list[str]):
@@ -121,7 +135,7 @@ def _from_lmms_sample(rec: dict, line: int, problems: list[str]):
         problems.append(f"line {line}: field 'accuracy.uid': this lmms-eval sample is not from a medhorizon task")
         return None
     raw = response_text(rec)
-    return uid, {"raw": raw, "mode": metric.get("mode"), "error": metric.get("error")}
+    return uid, {"raw": raw, "mode": metric.get("mode"), "error": metric.get("error"), **_departures(metric)}
 
 
 def records_for(items, predictions: dict[str, dict], mode: str | None, *, score, missing, error) -> list[dict]:
@@ -139,6 +153,8 @@ def records_for(items, predictions: dict[str, dict], mode: str | None, *, score,
             records.append(rec)
         else:
             records.append(score(it, p["raw"], m))
+        if p and p.get("departures"):
+            records[-1]["departures"] = list(p["departures"])
     return records
 
 

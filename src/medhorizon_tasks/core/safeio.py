@@ -508,8 +508,8 @@ def atomic_write_with(path: str | os.PathLike, write: Callable[[Any], object], *
 
 
 def _json_line(path: Path, record: Any, n: int | None, **kwargs) -> bytes:
-    try:
-        text = json.dumps(record, **kwargs)
+    try:  # allow_nan=False: a bare NaN / Infinity is not JSON, and no reader but Python's takes it
+        text = json.dumps(record, allow_nan=False, **kwargs)
     except (TypeError, ValueError, RecursionError) as exc:
         what = f"record {n}" if n is not None else "the record"
         raise WriteError(f"cannot write {path}: {what} is not JSON ({exc})") from None

@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
+from ..benchmarks.paper_match import board_problems
 from ..core.errors import DataError
 from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test
 from .submission import Submission, read_submission, validate_submission
@@ -112,6 +113,7 @@ class Board:
     seed: int
     alpha: float
     notes: list[str] = field(default_factory=list)
+    paper_refused: list[str] = field(default_factory=list)  # why no entry is set beside the paper's rows
 
     @property
     def name(self) -> str:
@@ -350,4 +352,10 @@ def build_leaderboard(submissions: Iterable[str | os.PathLike | Mapping], data: 
                             "are not comparable")
     if problems:
         raise DataError(problems, source="leaderboard: refused, invalid submission(s)")
-    return [_board(b, data[b], valid[b], n_resamples, seed, alpha) for b in BENCHMARKS if b in valid]
+    boards = [_board(b, data[b], valid[b], n_resamples, seed, alpha) for b in BENCHMARKS if b in valid]
+    for board in boards:
+        board.paper_refused = board_problems(data[board.benchmark])
+        if board.paper_refused:
+            board.notes.append(f"Not comparable with the {board.name} paper's published rows: "
+                               + "; ".join(board.paper_refused) + ".")
+    return boards

@@ -8,6 +8,12 @@ The headline compared is the board's: MedHorizon Table 2 "Ov.", Sureon Table 3
 "μ" of the entry's mode (visual or blind), SurgHiBench Table 2 "Multi-level" of
 "Overall". Numbers come from :mod:`medhorizon_tasks.benchmarks.published`;
 the cells are made here once, for the Markdown, HTML and terminal renderings.
+
+A board whose data are not the paper's (:attr:`~.build.Board.paper_refused`, from
+:func:`medhorizon_tasks.benchmarks.paper_match.board_problems`: the synthetic sets and samples, a subset,
+SurgHiBench datasets other than the paper's) sets no entry beside a row (its notes say why; an explicit
+``--paper-row`` for one of its entries is an error). An entry whose run departs from the paper's protocol
+(``metadata.departures``, e.g. ``no blur``) is shown with that label.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from ..benchmarks.published import Cell, PublishedRow, compare, find_row, row_na
 from ..core.errors import MedHorizonError
 from ..core.text import aligned
 from .build import Board, Entry
+from .submission import model_label
 
 __all__ = ["PaperLine", "paper_lines", "paper_table", "format_paper_text"]
 
@@ -57,6 +64,11 @@ def paper_lines(boards: list[Board], rows: Mapping[str, str] | None = None) -> l
         table, key = HEADLINE[board.benchmark]
         for e in board.entries:
             name = e.metadata["model"]
+            if board.paper_refused:
+                if name in rows:
+                    raise MedHorizonError(f"--paper-row {name}={rows[name]}: not set beside the paper's {board.name} "
+                                          f"{table}: {'; '.join(board.paper_refused)}")
+                continue
             row = find_row(board.benchmark, rows.get(name, name), table=table, **_setting(board, e))
             if row is None:
                 if name in rows:
@@ -77,7 +89,7 @@ def paper_table(lines: list[PaperLine]) -> tuple[list[str], list[list[str]]]:
         c, row = line.cell, line.row
         setting = ", ".join(str(v) for v in row.setting.values())
         run = "—" if c.run is None else f"{c.run:.1f}" + (f" [{c.ci[0]:.1f}, {c.ci[1]:.1f}]" if c.ci else "")
-        body.append([BENCHMARK_NAMES[line.benchmark], line.entry.metadata["model"],
+        body.append([BENCHMARK_NAMES[line.benchmark], model_label(line.entry.metadata),
                      f"{row.table} {c.label}: {row.model}" + (f" ({setting})" if setting else ""),
                      c.printed or "—", run, "—" if c.difference is None else f"{c.difference:+.1f}",
                      "—" if c.inside is None else ("yes" if c.inside else "no")])

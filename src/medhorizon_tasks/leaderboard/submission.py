@@ -16,7 +16,8 @@ benchmark, with the metadata a leaderboard shows::
         "benchmark": "medhorizon",                  # medhorizon | sureon | surghi
         "data_version": "sha256:0123456789abcdef",  # `leaderboard version` of the data
         "mode": "visual",                           # optional; sureon: visual | blind
-        "notes": "...", "url": "https://..."        # optional
+        "notes": "...", "url": "https://...",       # optional
+        "departures": ["no blur"]                   # optional: how the run departs from the paper's protocol
       },
       "predictions": [...]
     }
@@ -56,13 +57,13 @@ from ..core.safeio import atomic_write_text, read_json
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Submission", "read_submission", "check_submission",
            "validate_submission", "make_submission", "dumps_submission", "write_submission",
-           "input_protocol_text", "SUREON_MODES"]
+           "input_protocol_text", "model_label", "SUREON_MODES"]
 
 FORMAT = "medhorizon-tasks-submission"
 FORMAT_VERSION = 1
 SUREON_MODES = ("visual", "blind")
 _REQUIRED_META = ("model", "size", "input_protocol", "date", "benchmark", "data_version")
-_OPTIONAL_META = ("mode", "notes", "url")
+_OPTIONAL_META = ("mode", "notes", "url", "departures")
 _PROTOCOL_KEYS = ("fps", "cap", "frames")
 _VERSION_RE = re.compile(r"sha256:[0-9a-f]{16}")
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -187,6 +188,10 @@ def _check_metadata(meta: Any, problems: list[str]) -> dict | None:
             problems.append(f"metadata.mode: expected non-empty text, got {mode!r}")
     if "notes" in meta and not isinstance(meta["notes"], str):
         problems.append(f"metadata.notes: expected text, got {type(meta['notes']).__name__}")
+    if "departures" in meta:
+        deps = meta["departures"]
+        if not isinstance(deps, list) or not all(isinstance(d, str) and d.strip() for d in deps):
+            problems.append(f"metadata.departures: expected a list of non-empty texts, got {deps!r}")
     if "url" in meta:
         url = meta["url"]
         if not isinstance(url, str) or not re.match(r"https?://\S+$", url):
@@ -354,7 +359,8 @@ def validate_submission(obj_or_path: Any, data: BenchmarkData | None = None, *,
 def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, model: str, size: str,
                     fps: float | None = None, cap: int | None = None, frames: int | None = None,
                     date: str | None = None, mode: str | None = None, notes: str | None = None,
-                    url: str | None = None, missing_as_wrong: bool = False) -> dict:
+                    url: str | None = None, missing_as_wrong: bool = False,
+                    departures: list[str] | None = None) -> dict:
     """A submission (a JSON-ready dict) from an existing predictions file, validated against ``data``.
 
     ``predictions``: what ``medhorizon-tasks score`` reads. MedHorizon /
@@ -365,7 +371,8 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
     the task's own parser). ``mode`` defaults to the one recorded in the
     samples (Sureon: ``visual`` when none is). Items the file does not cover
     make the submission invalid, unless ``missing_as_wrong``: they are then
-    written with ``"output": null`` (scored invalid, i.e. wrong).
+    written with ``"output": null`` (scored invalid, i.e. wrong). ``departures`` from the paper's protocol
+    (default: those the predictions' records name, such as Sureon's ``no blur``) go into the metadata.
     """
     if data.benchmark == "surghi":
         from ..benchmarks.surghi.scoring import read_predictions as read_surghi
@@ -404,6 +411,10 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
                 e["error"] = p["error"]
             entries.append(e)
         modes = {p["mode"] for p in read.values() if p.get("mode")}
+        if departures is None:
+            from ..core.predictions import departures_of
+
+            departures = departures_of(read)
     if mode is None and len(modes) == 1:
         mode = next(iter(modes))
     if mode is None and data.benchmark == "sureon":
@@ -418,9 +429,17 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
         meta["notes"] = notes
     if url:
         meta["url"] = url
+    if departures:
+        meta["departures"] = list(departures)
     sub = {"format": FORMAT, "format_version": FORMAT_VERSION, "metadata": meta, "predictions": entries}
     validate_submission(sub, data, source=f"submission made from {predictions}")
     return sub
+
+
+def model_label(metadata: dict) -> str:
+    """An entry's model name with its run's departures from the paper's protocol: ``"M [no blur]"``."""
+    deps = metadata.get("departures") or []
+    return metadata["model"] + (f" [{', '.join(deps)}]" if deps else "")
 
 
 def dumps_submission(sub: dict) -> str:

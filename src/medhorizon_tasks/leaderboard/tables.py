@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.text import aligned, pct, printable
 from .build import Board, Entry
-from .submission import input_protocol_text
+from .submission import input_protocol_text, model_label
 
 __all__ = ["format_markdown", "format_csv", "format_text", "table_rows", "board_footnote", "default_title", "link_url",
            "fmt_p", "CSV_COLUMNS", "PAPER_NOTE"]
@@ -54,7 +54,7 @@ def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:
     rows = []
     for e in board.entries:
         m = e.metadata
-        rows.append([str(e.rank), m["model"], m["size"], input_protocol_text(m), m["date"], headline_text(e),
+        rows.append([str(e.rank), model_label(m), m["size"], input_protocol_text(m), m["date"], headline_text(e),
                      f"{e.n} {board.n_unit}", significance_text(e),
                      *[secondary_text(e.secondary.get(k), kind) for k, _, kind in board.secondary]])
     return head, rows

@@ -74,6 +74,7 @@ class ResultsFile:
     skipped: list[str] = field(default_factory=list)
     series: list["ResultsFile"] = field(default_factory=list)
     mode: str | None = None
+    departures: list[str] = field(default_factory=list)  # the run's departures from the paper's protocol
 
 
 def _lmms_label(data: dict, path: Path) -> str:
@@ -203,11 +204,21 @@ def _named_report(entry) -> tuple[dict, str | None] | None:
     return (entry, None) if entry.get("benchmark") in _REPORT_LOADERS else None
 
 
+def _loaded_report(data: dict, path: Path, loader=None) -> ResultsFile:
+    """A score report read by its benchmark's loader, with the departures from the paper's protocol it names
+    (Sureon's ``no blur``): every figure labels the series with them."""
+    out = (loader or _REPORT_LOADERS[data["benchmark"]])(data, path)
+    deps = data.get("departures")
+    if isinstance(deps, list):
+        out.departures = [str(d) for d in deps]
+    return out
+
+
 def _load_bundle(data: dict, path: Path) -> ResultsFile:
     series = []
     for name, entry in data.items():
         report, mode = _named_report(entry)
-        sub = _REPORT_LOADERS[report["benchmark"]](report, path)
+        sub = _loaded_report(report, path)
         sub.label, sub.mode = str(name), mode
         series.append(sub)
     return ResultsFile(path, "bundle", path.stem, series=series)
@@ -247,12 +258,12 @@ def load_results(path: str | os.PathLike) -> ResultsFile:
             if data and all(_named_report(v) is not None for v in data.values()):
                 return _load_bundle(data, path)
             if data.get("benchmark") == "sureon" or isinstance(data.get("mu"), dict):
-                return _load_score_sureon(data, path)
+                return _loaded_report(data, path, _load_score_sureon)
             if isinstance(data.get("datasets"), dict) and isinstance(data.get("overall"), dict) and (
                     data.get("benchmark") == "surghi" or "multi_level" in data["overall"]):
-                return _load_score_surghi(data, path)
+                return _loaded_report(data, path, _load_score_surghi)
             if isinstance(data.get("overall"), dict) or isinstance(data.get("by_task"), dict):
-                return _load_score_medhorizon(data, path)
+                return _loaded_report(data, path, _load_score_medhorizon)
             if data and all(v is None or _is_number(v) or isinstance(v, str) and v.strip().upper() in ("N/A", "NA")
                             for v in data.values()):
                 values = {str(k): _file_value(v, path, str(k)) for k, v in data.items()}
@@ -374,6 +385,9 @@ def build_files(paths, *, labels: list[str] | None = None) -> dict[str, object]:
     if labels is None:  # series of one chart must differ; a diagnostics figure has a chart of its own
         for kinds in (("medhorizon", "flat"), ("lmms_eval",), ("sureon",), ("surghi",)):
             _unique_labels([f for f in files if f.kind in kinds])
+    for f in files:  # a departure from the paper's protocol is part of the series' name, in every figure
+        if f.departures:
+            f.label = f"{f.label} [{', '.join(f.departures)}]"
     for f in files:
         if f.kind not in ("surghi", "diagnostic", "attention") and not any(v is not None for v in f.values.values()):
             why = (f"its tasks ({', '.join(f.skipped)}) have no accuracy metric" if f.skipped

@@ -18,6 +18,7 @@ the pre-flight (the command's) stops a run with missing videos before the model 
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -47,7 +48,8 @@ from ..core.video.prepared import DEFAULT_MAX_SIDE
 from .zeroshot_outputs import FILES, write_outputs
 from .zeroshot_video import Labeller, VideoStats, embed_texts
 
-__all__ = ["ZeroShotInputs", "ZeroShotJob", "VideoUnit", "load_inputs", "videos_of", "shard_from_env", "run"]
+__all__ = ["ZeroShotInputs", "ZeroShotJob", "VideoUnit", "load_inputs", "videos_of", "shard_from_env", "run",
+           "record_problem"]
 
 JOURNAL_DIR = "journal"
 
@@ -168,6 +170,46 @@ def _journal(job: ZeroShotJob, ident: str) -> Journal:
     return Journal(own, read_also=others, identity=ident)
 
 
+def record_problem(rec, job: ZeroShotJob, unit: VideoUnit) -> str | None:
+    """What is wrong with a journaled record of ``unit`` (valid JSON under the right key, but not what
+    :func:`_label` writes: edited by hand, a disk fault, another version's shape), or None when it is sound.
+    A damaged record is never trusted: the video is labelled again."""
+    if not isinstance(rec, dict) or set(rec) != {"results", "error", "stats"}:
+        return "not a record of results, error and stats"
+    stats = rec["stats"]
+    if not isinstance(stats, dict) or not set(stats) <= set(vars(VideoStats())) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in stats.values()):
+        return "its stats are not counts"
+    if rec["error"] is not None:
+        return None if isinstance(rec["error"], str) and rec["results"] is None else "an error with results"
+    results = rec["results"]
+    if not isinstance(results, list) or len(results) != len(unit.rows):
+        return f"{len(results) if isinstance(results, list) else 'no'} results for {len(unit.rows)} frames"
+    levels = job.inputs.prompts[unit.dataset]
+    for k, res in enumerate(results):
+        if not isinstance(res, dict) or set(res) != set(levels):
+            return f"result {k} does not have the levels {', '.join(levels)}"
+        for level, got in res.items():
+            labels = levels[level].labels
+            ok = (isinstance(got, list) and len(got) == 2 and got[0] in labels and isinstance(got[1], list)
+                  and all(isinstance(t, list) and len(t) == 2 and t[0] in labels and isinstance(t[1], (int, float))
+                          and not isinstance(t[1], bool) and math.isfinite(t[1]) for t in got[1]))
+            if not ok:
+                return f"result {k}: its {level} are not a label of the level with its top classes and scores"
+    return None
+
+
+def _damaged(job: ZeroShotJob, journal: Journal, keys: dict, units: list[VideoUnit]) -> dict:
+    """``{unit: what is wrong}`` for the units whose journaled record is damaged (:func:`record_problem`)."""
+    out = {}
+    for u in units:
+        if keys[u] in journal:
+            why = record_problem(journal.get(keys[u]), job, u)
+            if why:
+                out[u] = why
+    return out
+
+
 def _label(job: ZeroShotJob, labeller: Labeller, texts: dict, unit: VideoUnit, bar) -> dict:
     rows = [job.inputs.rows[i] for i in unit.rows]
     try:
@@ -189,7 +231,11 @@ def run(job: ZeroShotJob) -> dict | None:
     mine = units[rank::world]
     keys = {u: _video_key(ident, job, u) for u in units}
     journal = _journal(job, ident)
-    todo = [u for u in mine if keys[u] not in journal]
+    damaged = _damaged(job, journal, keys, mine)
+    for u, why in damaged.items():
+        print(f"warning: surghi zeroshot: the journal's record of video {u.video} ({u.dataset}) in "
+              f"{job.out / JOURNAL_DIR} is damaged ({why}); not trusted: the video is labelled again", file=sys.stderr)
+    todo = [u for u in mine if keys[u] not in journal or u in damaged]
     labeller = Labeller(job.encoder, kind, job.setting, job.batch_size, job.max_side, job.top_k)
     needed = sorted({u.dataset for u in todo})
     texts = {ds: embed_texts(job.encoder, ds, job.inputs.prompts[ds], job.batch_size) for ds in needed}
@@ -199,13 +245,13 @@ def run(job: ZeroShotJob) -> dict | None:
         bar.update(sum(len(u.rows) for u in mine if u not in todo))
         for unit in todo:
             rec = _label(job, labeller, texts, unit, bar)
-            journal.add(keys[unit], rec, dataset=unit.dataset, video=unit.video)
+            journal.add(keys[unit], rec, replace=unit in damaged, dataset=unit.dataset, video=unit.video)
     this_run = {"videos_labelled": len(todo), "videos_reused": len(mine) - len(todo), "shard": f"{rank}/{world}"}
     folder = job.out / JOURNAL_DIR
     with FileLock(str(folder / ".merge.lock")):
         journal = _journal(job, ident)
-        if any(keys[u] not in journal for u in units):
-            return None
+        if any(keys[u] not in journal for u in units) or _damaged(job, journal, keys, units):
+            return None  # another process labels the rest (a damaged record: the process whose video it is)
         digest = request_key(ident, [keys[u] for u in units], job.model, job.size)
         marker = folder / "merged.json"
         if _marker_digest(marker) == digest and all((job.out / name).is_file() for name in FILES.values()):

@@ -20,12 +20,13 @@ from pathlib import Path
 from ..benchmarks.data import load_benchmark_data
 from ..benchmarks.surghi.scoring import Prediction, dumps_report, evaluate, format_paper_tables
 from ..benchmarks.surghi.zeroshot import encoder_kind
+from ..core.errors import MedHorizonError
 from ..core.safeio import atomic_write_json, atomic_write_jsonl, atomic_write_text
 from ..core.text import plural
 from ..leaderboard.submission import make_submission, write_submission
 from .zeroshot_video import VideoStats
 
-__all__ = ["FILES", "write_outputs", "describe_protocol"]
+__all__ = ["FILES", "write_outputs", "describe_protocol", "tie_block", "tie_warnings", "MOST"]
 
 FILES = {"predictions": "predictions.jsonl", "scores": "scores.jsonl", "report": "report.json",
          "report_text": "report.txt", "submission": "submission.json", "run": "run.json"}
@@ -46,6 +47,27 @@ def _frames_block(stats: VideoStats, n_rows: int) -> dict:
             "encoded_per_distinct_frame": per}
 
 
+MOST = 0.5  # a share of tied frames above this is "most" of them: warned
+
+
+def tie_block(job, per_row: dict) -> dict:
+    """Per level, the frames scored on two or more classes and how many tied on all of them; MedHorizonError
+    when every one did (the labels would be each dataset's first class, a run of nothing)."""
+    block = {}
+    for level in ("phases", "steps"):
+        n = sum(1 for i, r in enumerate(job.inputs.rows) if per_row[i][0] and level in per_row[i][0]
+                and len(job.inputs.prompts[r.dataset][level].labels) > 1)
+        if n:
+            block[level] = {"frames": n, "tied": 0, "share": 0.0}
+    return block
+
+
+def tie_warnings(ties: dict) -> list[str]:
+    return [f"warning: {t['tied']} of {plural(t['frames'], 'frame')} ({100 * t['share']:.0f}%) tie on every "
+            f"{level[:-1]} class: their {level[:-1]} label is the first class listed, not a prediction"
+            for level, t in ties.items() if t["share"] > MOST]
+
+
 def _prompt_lines(block: dict) -> list[str]:
     lines = ["prompts:"]
     for ds, levels in block["prompts"].items():
@@ -63,6 +85,7 @@ def report_text(rep: dict, model: str) -> str:
                if f["encoded"] else f"{f['clips_encoded']} clips encoded")
     lines.append(f"frames: {f['evaluated']} evaluated, {f['distinct']} distinct in their clips, {f['decoded']} "
                  f"decoded, {encoded}")
+    lines += tie_warnings(z.get("ties", {}))
     for ds, h in rep.get("hierarchies", {}).items():
         tl = "-" if h["tree_likeness"] is None or h["tree_likeness"] != h["tree_likeness"] \
             else f"{100 * h['tree_likeness']:.0f}%"
@@ -88,6 +111,16 @@ def write_outputs(job, units, records: dict, identity: dict, this_run: dict) -> 
             failed.append(rec["error"])
         for k, i in enumerate(u.rows):
             per_row[i] = (None, rec["error"]) if rec["error"] else (rec["results"][k], None)
+    ties = tie_block(job, per_row)
+    for level, t in ties.items():
+        t["tied"] = getattr(stats, f"tied_{level}")
+        t["share"] = t["tied"] / t["frames"]
+        if t["tied"] == t["frames"]:
+            raise MedHorizonError(
+                f"surghi zeroshot: every one of the {t['frames']} frames scored ties on every {level[:-1]} class "
+                f"(all classes scored the same, so each label would be the first class listed); nothing is written. "
+                f"The encoder {job.encoder_spec} does not tell the {level[:-1]} prompts or the frames apart: check "
+                "the prompts (--prompts, --label-template) and the encoder")
     preds, scores = [], []
     for i, r in enumerate(rows):
         res, err = per_row[i]
@@ -115,7 +148,7 @@ def write_outputs(job, units, records: dict, identity: dict, this_run: dict) -> 
         "prompts": {ds: {level: {"source": lp.source, "paper": lp.paper,
                                  "prompts": sum(len(p) for p in lp.prompts)}
                          for level, lp in levels.items()} for ds, levels in job.inputs.prompts.items()},
-        "notes": list(job.inputs.notes), "frames": _frames_block(stats, len(rows)),
+        "notes": list(job.inputs.notes), "frames": _frames_block(stats, len(rows)), "ties": ties,
         "video_errors": {"videos": len(failed), "frames": sum(1 for p in preds if p.get("error")),
                          "messages": failed},
     }

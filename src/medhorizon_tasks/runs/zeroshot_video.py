@@ -18,13 +18,22 @@ import numpy as np
 
 from ..benchmarks.surghi.frames import FrameRow
 from ..benchmarks.surghi.prompts import LevelPrompts
-from ..benchmarks.surghi.zeroshot import Setting, argmax_label, as_embeddings, clip_plan, similarity, top_k, window_mean
+from ..benchmarks.surghi.zeroshot import (
+    EncoderError,
+    Setting,
+    argmax_label,
+    as_embeddings,
+    clip_plan,
+    similarity,
+    top_k,
+    window_mean,
+)
 from ..core.sampling import FramePlan
 from ..core.video.decode import decode_plan
 from ..core.video.metadata import check_time_inside
 from ..core.video.prepared import video_index
 
-__all__ = ["TextSide", "VideoStats", "embed_texts", "Labeller"]
+__all__ = ["TextSide", "VideoStats", "embed_texts", "tied", "Labeller"]
 
 
 @dataclass
@@ -43,6 +52,8 @@ class VideoStats:
     decoded: int = 0         # frames decoded (goal: = distinct)
     encoded_frames: int = 0  # frames an image encoder encoded (goal: = distinct)
     encoded_clips: int = 0   # clips a video encoder encoded (each distinct clip once)
+    tied_phases: int = 0     # evaluated frames whose phase classes all scored the same (the label is no choice)
+    tied_steps: int = 0      # the same for steps
 
     def add(self, other: "VideoStats") -> None:
         for k in vars(self):
@@ -69,7 +80,22 @@ def embed_texts(encoder: Any, dataset: str, levels: dict[str, LevelPrompts], bat
     for b in _batches(len(texts), batch_size):
         parts.append(as_embeddings(encoder.encode_text(texts[b]), b.stop - b.start, "encode_text",
                                    lambda i, b=b: names[b.start + i], parts[0].shape[1] if parts else None))
-    return TextSide(dataset, levels, np.concatenate(parts), spans)
+    embeddings = np.concatenate(parts)
+    for level, lp in levels.items():
+        rows = embeddings[spans[level]]
+        if len(lp.labels) > 1 and np.all(rows == rows[0]):
+            raise EncoderError(f"encode_text gives every {level[:-1]} prompt of {dataset} the same embedding "
+                               f"({'all zero' if not rows.any() else 'one vector'}, for {len(rows)} prompts such as "
+                               f"{lp.texts()[0]!r}): every frame would tie on every {level[:-1]} class; give the "
+                               "classes prompts this encoder tells apart (--prompts, --label-template)")
+    return TextSide(dataset, levels, embeddings, spans)
+
+
+def tied(per_class: np.ndarray) -> bool:
+    """Whether every class scored the same (up to float dust): the argmax then picks the first class listed,
+    which is no prediction."""
+    top = float(np.max(np.abs(per_class)))
+    return len(per_class) > 1 and float(np.ptp(per_class)) <= 1e-12 * max(1.0, top)
 
 
 @dataclass
@@ -104,16 +130,25 @@ class Labeller:
         results: list[dict] = [{} for _ in rows]
         decode = _Decoder(path, index, meta, self.max_side, rows[0].uid, stats)
         if self.kind == "image":
-            self._images(decode, distinct, plans, text, results, stats, advance)
+            self._images(decode, distinct, plans, text, results, stats, advance, rows)
         else:
-            self._clips(decode, plans, text, results, stats, advance)
+            self._clips(decode, plans, text, results, stats, advance, rows)
         self.stats.add(stats)
         return results, stats
 
-    def _finish(self, scores: np.ndarray, text: TextSide) -> dict:
+    def _finish(self, scores: np.ndarray, text: TextSide, row: FrameRow, stats: VideoStats) -> dict:
+        """A row's labels and top classes; EncoderError naming the video, frame and level when a score is
+        NaN or infinite (never written, never an argmax)."""
         out = {}
         for level, lp in text.levels.items():
             per_class = lp.class_means(scores[text.spans[level]])
+            if not np.all(np.isfinite(per_class)):
+                bad = [lab for lab, v in zip(lp.labels, per_class) if not np.isfinite(v)]
+                raise EncoderError(f"{row.dataset} video {row.video}, frame {row.frame}: the {level[:-1]} scores of "
+                                   f"{', '.join(map(repr, bad[:3]))}{' ...' if len(bad) > 3 else ''} are NaN or "
+                                   f"infinite ({self.setting.similarity} similarity); nothing is written")
+            if tied(per_class):
+                setattr(stats, f"tied_{level}", getattr(stats, f"tied_{level}") + 1)
             out[level] = [argmax_label(per_class, lp.labels), top_k(per_class, lp.labels, self.k)]
         return out
 
@@ -121,7 +156,7 @@ class Labeller:
         x = as_embeddings(emb, n, what, name_of, text.embeddings.shape[1])
         return similarity(x, text.embeddings, self.setting)
 
-    def _images(self, decode, distinct, plans, text, results, stats, advance) -> None:
+    def _images(self, decode, distinct, plans, text, results, stats, advance, rows) -> None:
         """Each distinct frame encoded once; a row is finished as soon as its last frame is scored."""
         pos = {f: k for k, f in enumerate(distinct)}
         scores = np.empty((len(distinct), text.embeddings.shape[0]))
@@ -139,11 +174,11 @@ class Labeller:
             done = nxt
             while nxt < len(order) and max(plans[order[nxt]]) <= chunk[-1]:
                 i = order[nxt]
-                results[i] = self._finish(window_mean(scores, [pos[f] for f in plans[i]]), text)
+                results[i] = self._finish(window_mean(scores, [pos[f] for f in plans[i]]), text, rows[i], stats)
                 nxt += 1
             advance(nxt - done)
 
-    def _clips(self, decode, plans, text, results, stats, advance) -> None:
+    def _clips(self, decode, plans, text, results, stats, advance, rows) -> None:
         """Each distinct clip encoded once, its frames decoded once; blocks of rows in time order."""
         order = sorted(range(len(plans)), key=lambda i: (min(plans[i]), i))
         blocks, current, frames_in = [], [], set()
@@ -169,7 +204,7 @@ class Labeller:
                                   lambda i, b=b: f"the clip of {decode.name(todo[b.start + i][0])} ...", text)
                 clip_scores.update(zip(todo[b], got))
             for i in block:
-                results[i] = self._finish(clip_scores[tuple(plans[i])], text)
+                results[i] = self._finish(clip_scores[tuple(plans[i])], text, rows[i], stats)
             advance(len(block))
             if n + 1 < len(blocks):  # frames before the next block's first are never needed again
                 first = min(min(plans[i]) for i in blocks[n + 1])

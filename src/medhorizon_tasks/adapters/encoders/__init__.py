@@ -83,6 +83,9 @@ def _user_factory(spec: str):
         obj: Any = importlib.import_module(module)
     except ImportError as exc:
         raise MedHorizonError(f"--encoder {spec}: cannot import module {module!r} ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module failed while importing: named, as entry points are
+        raise MedHorizonError(f"--encoder {spec}: importing module {module!r} failed "
+                              f"({type(exc).__name__}: {exc})") from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise MedHorizonError(f"--encoder {spec}: module {module!r} has no {attr!r}")
@@ -90,8 +93,19 @@ def _user_factory(spec: str):
     return obj
 
 
+def _distribution(ep) -> str:
+    dist = getattr(ep, "dist", None)
+    return f"{dist.metadata['Name']} {dist.version}" if dist is not None else "an unnamed distribution"
+
+
 def _entry_point(name: str):
     found = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+    owners = {(_distribution(ep), ep.value) for ep in found}
+    if len(owners) > 1:  # which one runs would depend on the order of sys.path: never chosen silently
+        listed = "; ".join(f"{dist} ({value})" for dist, value in sorted(owners))
+        raise MedHorizonError(f"--encoder {name}: more than one installed package registers an encoder of that name "
+                              f"under {ENTRY_POINT_GROUP!r}: {listed}; uninstall one, or name the class itself "
+                              "(--encoder module:Class)")
     if not found:
         known = sorted(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))
         raise MedHorizonError(f"--encoder {name!r}: not open_clip:..., hf:... or module:Class, and no encoder of "

@@ -17,7 +17,14 @@ from pathlib import Path
 
 from ...benchmarks.sureon import scoring
 from ...benchmarks.sureon.items import load_items, parse_item
-from ...benchmarks.sureon.protocol import blur_enabled, build_prompt, decode_frames, prepare, setting_key
+from ...benchmarks.sureon.protocol import (
+    blur_enabled,
+    build_prompt,
+    decode_frames,
+    departures,
+    prepare,
+    setting_key,
+)
 from ...core.errors import MedHorizonError, VideoError
 from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl
@@ -107,7 +114,7 @@ def process_results(doc, results):
     item = _item(doc)
     raw = results[0] if results else None
     error = video_error(_key(item, doc, kwargs), _decode(item, doc, kwargs)) if mode == "visual" else None
-    return {"accuracy": scoring.record_for(item, raw, mode, error)}
+    return {"accuracy": scoring.record_for(item, raw, mode, error, departures=departures(mode, _blur(kwargs)))}
 
 
 # The task YAMLs of earlier releases name one hook per mode; the mode now comes from the task itself.

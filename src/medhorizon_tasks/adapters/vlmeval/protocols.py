@@ -187,7 +187,8 @@ class SureonProtocol(Protocol):
     def record(self, item, raw, error, *, judge=None):
         if raw is None:
             return sureon_scoring.missing_record(item, self.mode)
-        return sureon_record(item, raw, self.mode, error, judge=judge if item.kind == "sm" else None)
+        return sureon_record(item, raw, self.mode, error, judge=judge if item.kind == "sm" else None,
+                             departures=sureon_protocol.departures(self.mode, self.blur))
 
     def judge(self, judge_kwargs, prediction_file):
         """The package's strict judge (:mod:`medhorizon_tasks.core.judge`) for the SM summaries when ``--judge <model>``

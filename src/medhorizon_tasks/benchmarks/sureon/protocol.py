@@ -70,6 +70,14 @@ def blur_problem(setting=None) -> str | None:
             f"to run without the blurring pass set {BLUR_ENV}=0 or use the *_noblur task / preset")
 
 
+def departures(mode: str, blur: bool) -> list[str]:
+    """How a run in ``mode`` with this blur setting departs from the paper's protocol (a label every report
+    of it carries): the visual mode without the blurring pass (appendix D.1 blurs text and faces)."""
+    from ..paper_match import NO_BLUR
+
+    return [NO_BLUR] if mode == "visual" and not blur else []
+
+
 def setting_key(mode: str = "visual", max_side: int | None = DEFAULT_MAX_SIDE, blur: bool = True) -> dict:
     """Everything that decides which frames are decoded and how they look (the identity of a video outcome)."""
     return {"benchmark": "sureon", "mode": mode, "max_side": max_side, "clip": "own-frames-min4-max8",

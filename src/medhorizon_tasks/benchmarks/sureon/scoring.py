@@ -126,14 +126,19 @@ def score_item(item: SureonItem, raw_output: str | None, mode: str, *, judge=Non
     return rec
 
 
-def record_for(item: SureonItem, raw_output: str | None, mode: str, error: str | None, *, judge=None) -> dict:
+def record_for(item: SureonItem, raw_output: str | None, mode: str, error: str | None, *, judge=None,
+               departures: list[str] = ()) -> dict:
     """The record of one model output in either framework: scored, or a video error (``error``: the model
-    got no frames) whatever the model said; the raw text is kept in both."""
+    got no frames) whatever the model said; the raw text is kept in both, and the run's ``departures`` from
+    the paper's protocol (:func:`.protocol.departures`: ``"no blur"``) when it has any, so that every report
+    of the records says so."""
     if error:
         record = error_record(item, mode, error)
     else:
         record = score_item(item, raw_output, mode, judge=judge)
     record["raw_output"] = raw_output
+    if departures:
+        record["departures"] = list(departures)
     return record
 
 
@@ -252,6 +257,9 @@ def report(records: list[dict], *, blind_records: list[dict] | None = None, n_re
         "failed_responses": failed_responses(records),
         "missing": [str(r["uid"]) for r in records if isinstance(r, dict) and r.get("status") == "missing"],
     }
+    departures = list(dict.fromkeys(d for r in records if isinstance(r, dict) for d in r.get("departures") or ()))
+    if departures:  # a label the run carries everywhere: no blur is not the paper's protocol
+        out["departures"] = departures
     if blind_records is not None:
         out["blind_missing"] = [str(r["uid"]) for r in blind_records
                                 if isinstance(r, dict) and r.get("status") == "missing"]
@@ -310,7 +318,11 @@ def format_report(rep: dict) -> str:
     def fmt(r):
         return " | ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r))
 
-    lines = ["Sureon (accuracy in %; SM is judged and not part of mu)", fmt(head),
+    title = "Sureon (accuracy in %; SM is judged and not part of mu)"
+    if rep.get("departures"):
+        title = f"Sureon [{', '.join(rep['departures'])}: not the paper's protocol] (accuracy in %; SM is judged " \
+                "and not part of mu)"
+    lines = [title, fmt(head),
              "-+-".join("-" * w for w in widths), *[fmt(r) for r in rows], ""]
     sm = rep["sm"]
     if sm["n"]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import string
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Mapping
@@ -29,7 +30,7 @@ from ...core.safeio import read_json
 from .hierarchy import Hierarchy
 
 __all__ = ["LEVELS", "DEFAULT_TEMPLATE", "LevelPrompts", "shipped_prompts", "load_prompt_file",
-           "resolve_prompts", "template_note"]
+           "resolve_prompts", "template_note", "check_template"]
 
 LEVELS = ("phases", "steps")
 DEFAULT_TEMPLATE = "{label}"
@@ -83,6 +84,13 @@ def load_prompt_file(path: str | os.PathLike) -> dict[str, dict[str, dict[str, l
     out: dict = {}
     if not isinstance(obj, Mapping) or not obj:
         raise DataError('expected {dataset: {"phases": {label: [prompt, ...]}, "steps": {...}}}', source=str(path))
+    spellings: dict[str, list[str]] = {}
+    for ds in obj:
+        spellings.setdefault(_key(str(ds)), []).append(str(ds))
+    for names in spellings.values():
+        if len(names) > 1:  # datasets are matched by name with case and spacing aside: one set would be dropped
+            problems.append(f"datasets {' and '.join(map(repr, names))} are one dataset (names are compared "
+                            "ignoring case, spaces, '-' and '_'): keep one key, with all its prompts")
     for ds, levels in obj.items():
         if not isinstance(levels, Mapping):
             problems.append(f"{ds}: expected an object with phases and/or steps")
@@ -114,12 +122,18 @@ def _level(ds: str, level: str, given: Mapping[str, list[str]], h: Hierarchy, so
     labels = h.phases if level == "phases" else h.steps
     canon = h.canonical_phase if level == "phases" else h.canonical_step
     by_class: dict[str, list[str]] = {}
+    named_as: dict[str, str] = {}
     for label, ps in given.items():
         c = canon(label)
         if c not in labels:
             problems.append(f"{ds}: {level}: {label!r} is not a {level[:-1]} of the {ds} hierarchy "
                             f"(its {level}: {', '.join(labels)})")
             continue
+        if c in named_as:
+            problems.append(f"{ds}: {level}: {named_as[c]!r} and {label!r} both name the {level[:-1]} {c!r}: keep "
+                            "one key, with all its prompts")
+            continue
+        named_as[c] = label
         by_class.setdefault(c, []).extend(ps)
     missing = [lab for lab in labels if lab not in by_class]
     if missing:
@@ -128,6 +142,26 @@ def _level(ds: str, level: str, given: Mapping[str, list[str]], h: Hierarchy, so
     if len(problems) > bad:
         return None
     return LevelPrompts(tuple(labels), tuple(tuple(by_class[lab]) for lab in labels), source, paper)
+
+
+def check_template(template: str) -> None:
+    """``--label-template``: text with exactly the field ``{label}`` (a literal brace written ``{{`` or ``}}``);
+    anything else is one MedHorizonError saying what to change, never a traceback of ``str.format``."""
+    fix = "its one field is {label}; write a literal brace as {{ or }}"
+    try:
+        fields = [(name, spec, conv) for _, name, spec, conv in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:  # "Single '{' encountered", "expected '}' before end of string"
+        raise MedHorizonError(f"--label-template {template!r}: unbalanced brace ({exc}); {fix}") from None
+    for name, spec, conv in fields:
+        if name != "label":
+            what = "a positional field" if name == "" or name.isdigit() else "an unknown field"
+            raise MedHorizonError(f"--label-template {template!r}: {what} {{{name}}}; {fix}")
+    if not fields:
+        raise MedHorizonError(f"--label-template must contain {{label}}, got {template!r}")
+    try:
+        template.format(label="label")
+    except (ValueError, TypeError) as exc:  # a format spec or conversion text cannot take
+        raise MedHorizonError(f"--label-template {template!r}: {exc}; {fix}") from None
 
 
 def template_note(template: str) -> str:
@@ -144,8 +178,7 @@ def resolve_prompts(hierarchies: Mapping[str, Hierarchy], levels: Mapping[str, t
     the shipped prompts (MIPO, Tables 6-7), the label template. ``notes`` names the user's datasets that
     are not in the data (ignored). DataError lists every problem of the prompts.
     """
-    if "{label}" not in template:
-        raise MedHorizonError(f"--label-template must contain {{label}}, got {template!r}")
+    check_template(template)
     shipped = shipped_prompts()
     user = dict(user or {})
     problems: list[str] = []

@@ -177,22 +177,69 @@ def exp_map0(v: np.ndarray, c: float) -> np.ndarray:
     return scale * v
 
 
+def _polar(v: np.ndarray, c: float, *, on_hyperboloid: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's point as (geodesic distance from the origin times sqrt(c), unit direction): for a tangent
+    vector v, sqrt(c) |v| (the exponential map keeps its length); for space components x of a point on the
+    hyperboloid, asinh(sqrt(c) |x|). A zero row gets any unit direction (its distance is 0, so none counts).
+    The norm is taken on the row scaled by its largest entry, so no square overflows."""
+    peak = np.max(np.abs(v), axis=1, keepdims=True)
+    scale = np.where(peak > 0, peak, 1.0)
+    with np.errstate(over="ignore"):  # a norm beyond the float range is infinite: the score guard names it
+        norm = peak * np.linalg.norm(v / scale, axis=1, keepdims=True)
+    unit = np.where(norm > 0, v / np.where(norm > 0, norm, 1.0), 0.0)
+    unit[norm[:, 0] == 0, 0] = 1.0
+    r = math.sqrt(c) * norm[:, 0]
+    return (np.arcsinh(r) if on_hyperboloid else r), unit
+
+
+def _half_squared_gaps(u: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(|u_i - w_j|^2 / 2, |u_i + w_j|^2 / 2)`` of unit rows: 1 - cos t and 1 + cos t without the
+    cancellation of 1 - u.w (two directions 1e-8 apart still differ), in blocks of rows of bounded size."""
+    minus, plus = np.empty((len(u), len(w))), np.empty((len(u), len(w)))
+    step = max(1, (1 << 22) // max(1, w.size))
+    for i in range(0, len(u), step):
+        block = u[i:i + step, None, :]
+        minus[i:i + step] = np.sum((block - w[None]) ** 2, axis=2) / 2
+        plus[i:i + step] = np.sum((block + w[None]) ** 2, axis=2) / 2
+    return minus, plus
+
+
+def _distance_polar(a: np.ndarray, u: np.ndarray, b: np.ndarray, w: np.ndarray, c: float) -> np.ndarray:
+    """``(N, M)`` distances between points at (scaled) radii ``a``, ``b`` in unit directions ``u``, ``w``, by
+    the hyperbolic law of cosines, in log space: cosh d = cosh a cosh b - sinh a sinh b cos t
+    = [e^(a+b) (1 - cos t) + (e^(a-b) + e^(b-a)) (1 + cos t) + e^-(a+b) (1 - cos t)] / 4, with
+    1 - cos t = |u - w|^2 / 2 and 1 + cos t = |u + w|^2 / 2 (no cancellation near t = 0 or pi), so radii of
+    thousands (embeddings of norm in the hundreds, where sinh overflows) give exact, finite distances."""
+    a, b = a[:, None], b[None, :]
+    minus, plus = _half_squared_gaps(u, w)
+    with np.errstate(divide="ignore"):
+        log_minus, log_plus = np.log(minus), np.log(plus)  # log 0 = -inf: that term is absent
+    gap = np.abs(a - b)
+    log_z = np.logaddexp(np.logaddexp(a + b + log_minus, gap + np.log1p(np.exp(-2 * gap)) + log_plus),
+                         -(a + b) + log_minus) - math.log(4.0)
+    log_z = np.maximum(log_z, 0.0)  # cosh d >= 1 (supplement A.4 clamps the argument of acosh likewise)
+    # acosh(z) = log z + log(1 + sqrt(1 - z^-2)), exact for z near 1 and for z far beyond the float range
+    return (log_z + np.log1p(np.sqrt(-np.expm1(-2 * log_z)))) / math.sqrt(c)
+
+
 def lorentz_distance(x: np.ndarray, y: np.ndarray, c: float) -> np.ndarray:
     """``(N, M)`` geodesic distances (Eq. 3) between points given by their space components:
     acosh(-c <x, y>_L) / sqrt(c), <x, y>_L = -x0 y0 + <x_space, y_space>; the argument is clamped to >= 1
-    (supplement A.4: "clamped to [1 + eps, inf)"; 1 here, so a point's distance to itself is 0)."""
-    x0 = np.sqrt(1.0 / c + np.sum(x * x, axis=1, keepdims=True))
-    y0 = np.sqrt(1.0 / c + np.sum(y * y, axis=1, keepdims=True))
-    inner = x @ y.T - x0 @ y0.T
-    return np.arccosh(np.maximum(-c * inner, 1.0)) / math.sqrt(c)
+    (supplement A.4: "clamped to [1 + eps, inf)"; 1 here, so a point's distance to itself is 0). Computed in
+    log space (:func:`_distance_polar`), so it stays finite where -c <x, y>_L itself would overflow."""
+    (a, u), (b, w) = _polar(x, c, on_hyperboloid=True), _polar(y, c, on_hyperboloid=True)
+    return _distance_polar(a, u, b, w, c)
 
 
 def lorentz_scores(x: np.ndarray, t: np.ndarray, c: float, *, on_hyperboloid: bool = False) -> np.ndarray:
     """Negative Lorentz distances (Eq. 5 without its temperature) of tangent vectors ``x``, ``t`` mapped with
-    :func:`exp_map0`, or of points already on the hyperboloid."""
-    if not on_hyperboloid:
-        x, t = exp_map0(x, c), exp_map0(t, c)
-    return -lorentz_distance(x, t, c)
+    :func:`exp_map0`, or of points already on the hyperboloid. The exponential map is never evaluated: a
+    tangent vector's point is at distance sqrt(c) |v| from the origin in its direction, and the distance of
+    two such points follows from the law of cosines in log space (:func:`_distance_polar`) -- the same
+    numbers as mapping and measuring, and finite for norms where sinh(sqrt(c) |v|) overflows (clipping the
+    norm instead, as some hyperbolic code does, would give every large embedding of one direction one score)."""
+    (a, u), (b, w) = _polar(x, c, on_hyperboloid=on_hyperboloid), _polar(t, c, on_hyperboloid=on_hyperboloid)
+    return -_distance_polar(a, u, b, w, c)
 
 
 def similarity(x: np.ndarray, t: np.ndarray, setting: Setting) -> np.ndarray:
