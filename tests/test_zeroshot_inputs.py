@@ -26,7 +26,7 @@ def items(surghi_sample, tmp_path_factory):
 def _run(capsys, items, out, *args) -> tuple[int, str]:
     data, root = items
     status = main(["surghi", "zeroshot", "--data", str(data), "--video-root", str(root), "--out", str(out),
-                   "--no-progress", *args])
+                   "--quiet", *args])
     return status, capsys.readouterr().err
 
 

@@ -88,7 +88,7 @@ def items(surghi_sample, tmp_path_factory):
 
 
 def _zeroshot(capsys, *args) -> tuple[int, str, str]:
-    status = main(["surghi", "zeroshot", "--no-progress", *args])
+    status = main(["surghi", "zeroshot", "--quiet", *args])
     got = capsys.readouterr()
     return status, got.out, got.err
 
