@@ -3,11 +3,17 @@
 * ``protocol ROW``: print the lmms-eval command for a row (e.g. ``qwen3_vl_8b``, ``sureon_gpt_5_1``),
   with the row's model args (reasoning effort, thinking switch) and generation budget (``--gen_kwargs``);
   exit 2 with the reason when the row cannot be run here;
-* ``protocol --list``: every row, its frame setting, adapter, task and budget;
-* ``protocol --markdown [--benchmark sureon]``: the README's table of MedHorizon's (or Sureon's) rows.
+* ``protocol ROW --serve vllm [--tensor-parallel T --data-parallel D --nodes N --head HOST]``: the ``vllm serve``
+  command(s) for the row's checkpoint and the ``medhorizon-tasks run`` that sends it the planned frames as video
+  (:mod:`medhorizon_tasks.runs.vllm_serve`);
+* ``protocol --list``: every row of the three papers' tables, its frame setting, adapter, task and budget, or why
+  it cannot run (no public weights, an adaptive selector);
+* ``protocol --markdown [--benchmark sureon|surghi]``: the docs' table of MedHorizon's (Sureon's, SurgHiBench's)
+  rows.
 
-The rows are data: :mod:`medhorizon_tasks.benchmarks.medhorizon.model_settings` (MedHorizon Tables 6-7) and
-:mod:`medhorizon_tasks.benchmarks.sureon.model_settings` (Sureon Table 3).
+The rows are data: :mod:`medhorizon_tasks.benchmarks.medhorizon.model_settings` (MedHorizon Tables 6-7),
+:mod:`medhorizon_tasks.benchmarks.sureon.model_settings` (Sureon Table 3) and
+:mod:`medhorizon_tasks.benchmarks.surghi.model_settings` (SurgHiBench Tables 2-4).
 """
 
 from __future__ import annotations
@@ -15,27 +21,37 @@ from __future__ import annotations
 import argparse
 
 from ..benchmarks.medhorizon import model_settings as medhorizon_rows
-from ..benchmarks.medhorizon.model_settings import generation, lmms_eval_command, markdown_table
+from ..benchmarks.medhorizon.model_settings import generation, markdown_table, run_command
 from ..benchmarks.sureon import model_settings as sureon_rows
+from ..benchmarks.surghi import model_settings as surghi_rows
 from ..core.errors import MedHorizonError
+from ..runs.vllm_serve import ServePlan, serve_commands
 
 __all__ = ["add_parser", "ROWS"]
 
-TABLES = {"medhorizon": medhorizon_rows.SETTINGS, "sureon": sureon_rows.SETTINGS}
+TABLES = {"medhorizon": medhorizon_rows.SETTINGS, "sureon": sureon_rows.SETTINGS, "surghi": surghi_rows.SETTINGS}
 ROWS = {s.row: s for table in TABLES.values() for s in table}
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``protocol`` to the main parser's sub-parsers."""
-    p = sub.add_parser("protocol", help="the lmms-eval command that runs a model under the paper's setting",
+    p = sub.add_parser("protocol", help="the command that runs one of the papers' models under its setting",
                        description="Print the lmms-eval command line that evaluates one of the papers' models "
-                                   "(MedHorizon Tables 6-7, Sureon Table 3) with its frame setting, a native-video "
+                                   "(MedHorizon Tables 6-7, Sureon Table 3; SurgHiBench's encoders: `surghi zeroshot`) with its frame setting, a native-video "
                                    "adapter, its request settings and its generation budget.")
     p.add_argument("row", nargs="?", help="the model row, e.g. qwen3_vl_8b or sureon_gpt_5_1 (see --list)")
     p.add_argument("--list", action="store_true", help="list the rows")
     p.add_argument("--markdown", action="store_true", help="print the README table of a benchmark's rows")
     p.add_argument("--benchmark", choices=sorted(TABLES), default="medhorizon", help="the table for --markdown")
     p.add_argument("--output-path", default="results/", help="--output_path in the printed command")
+    p.add_argument("--serve", choices=("vllm",), help="print the server command(s) for the row's checkpoint and the "
+                                                      "run that sends it the planned frames as one video")
+    p.add_argument("--tensor-parallel", type=int, default=1, help="--serve: GPUs per model replica (default 1)")
+    p.add_argument("--data-parallel", type=int, default=1, help="--serve: model replicas in all (default 1)")
+    p.add_argument("--nodes", type=int, default=1, help="--serve: machines the replicas are spread over (default 1)")
+    p.add_argument("--head", default="HEAD_NODE_IP", help="--serve: address of the node that serves the API")
+    p.add_argument("--port", type=int, default=8000, help="--serve: the API port (default 8000)")
+    p.add_argument("--num-concurrent", type=int, help="--serve: requests in flight (default 8 per replica)")
     p.set_defaults(func=_cmd_protocol)
     return p
 
@@ -53,13 +69,22 @@ def _cmd_protocol(args) -> int:
     if args.list or not args.row:
         width = max(len(row) for row in ROWS)
         for s in ROWS.values():
-            run = (f"{s.adapter} on {s.task}, {generation(s)}" if s.runnable else f"not runnable here: {s.note}")
+            if s.encoder:
+                run = f"surghi zeroshot --encoder {s.encoder}"
+            else:
+                run = f"{s.adapter} on {s.task}, {generation(s)}" if s.runnable else f"not runnable here: {s.note}"
             print(f"{s.row:<{width}}  {s.paper_row} ({s.table}; {_describe(s)}): {run}")
         return 0
     s = ROWS.get(args.row)
     if s is None:
         raise MedHorizonError(f"unknown row {args.row!r}; rows: {', '.join(ROWS)}")
-    command = lmms_eval_command(s, args.output_path)
+    if args.serve:
+        plan = ServePlan(args.tensor_parallel, args.data_parallel, args.nodes, args.head, args.port,
+                         args.num_concurrent)
+        for where, command in serve_commands(s, plan, args.output_path):
+            print(f"# {where}\n{command}")
+        return 0
+    command = run_command(s, args.output_path)
     if command is None:
         raise MedHorizonError(f"{s.paper_row} cannot be run with this package: {s.note}")
     print(command)

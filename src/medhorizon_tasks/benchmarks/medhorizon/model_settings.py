@@ -31,10 +31,13 @@ reasoning") passes it as a model arg.
 Where the paper gives no number ("official processor cap", "official
 Qwen-style cap") the cap is the released processor's: 768 frames, the
 ``max_frames`` of Qwen3-VL's video processor and ``FPS_MAX_FRAMES`` of
-qwen-vl-utils (the Qwen2.5-VL family's reference video loader). Rows whose
-paper setting cannot be reproduced here (adaptive selectors, no lmms-eval
-wrapper, an unnamed checkpoint) have ``adapter=None`` and say why in
-``note``. Framework-free: nothing here imports lmms-eval.
+qwen-vl-utils (the Qwen2.5-VL family's reference video loader). MedGRPO's
+"official released cap" is the same 768 by inference (its public checkpoint's
+loader sets ``FPS_MAX_FRAMES=768``; the row says so). Rows whose paper setting
+cannot be reproduced here (adaptive selectors, weights that are not public)
+have ``adapter=None`` and say why in ``note``. Rows of zero-shot dual encoders
+(SurgHiBench) name an ``encoder`` for ``surghi zeroshot`` instead of an
+adapter. Framework-free: nothing here imports lmms-eval.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from dataclasses import dataclass
 
 from ..request_rules import rule_for
 
-__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "markdown_table", "QWEN_CAP",
+__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "run_command", "markdown_table", "QWEN_CAP",
            "REASONING_BUDGET", "QWEN3_VL_THINKING_BUDGET", "closed_row"]
 
 QWEN_CAP = 768  # Qwen3VLVideoProcessor.max_frames == qwen-vl-utils FPS_MAX_FRAMES
@@ -76,6 +79,8 @@ class ModelSetting:
     note: str = ""
     max_new_tokens: int | None = None  # generation budget (None: the task's 256); printed as --gen_kwargs
     tasks: str | None = None     # the lmms-eval task(s), when not a MedHorizon frame setting (Sureon's rows)
+    encoder: str = ""            # `surghi zeroshot --encoder` of a zero-shot dual encoder (SurgHiBench's rows)
+    encoder_args: tuple[str, ...] = ()  # its `--encoder-arg KEY=VALUE`s
 
     @property
     def task(self) -> str | None:
@@ -92,7 +97,7 @@ class ModelSetting:
 
     @property
     def runnable(self) -> bool:
-        return bool(self.adapter and self.task)
+        return bool((self.adapter and self.task) or self.encoder)
 
 
 def closed_row(row, paper_row, model, base_url="", source="", *, table="Table 6", effort="", **frames) -> ModelSetting:
@@ -109,6 +114,10 @@ def closed_row(row, paper_row, model, base_url="", source="", *, table="Table 6"
 
 
 GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+# MedGRPO's public weights: a Qwen2.5-VL-7B whose own video loader sets FPS_MAX_FRAMES = 768 (qwen-vl-utils')
+MEDGRPO = "UII-AI/uAI-NEXUS-MedVLM-1.0a-7B-RL"
+MEDGRPO_NOTE = ("Qwen2.5-VL-7B architecture; cap 768 is INFERRED: the paper says \"official released cap\" without a "
+                "number and names no checkpoint; the public checkpoint's loader sets FPS_MAX_FRAMES=768")
 _DASHSCOPE = "https://dashscope.aliyuncs.com/compatible-mode/v1"
 _MOONSHOT = "https://api.moonshot.ai/v1"
 
@@ -180,8 +189,9 @@ SETTINGS: tuple[ModelSetting, ...] = (
                  model_args="pretrained=FreedomIntelligence/HuatuoGPT-Vision-7B-Qwen2.5VL", pixel_budget=_QWEN25_PIXELS,
                  source="https://huggingface.co/FreedomIntelligence/HuatuoGPT-Vision-7B-Qwen2.5VL",
                  note="Qwen2.5-VL architecture; cap: qwen-vl-utils' 768"),
-    ModelSetting("medgrpo", "MedGRPO", "Table 7", "1 FPS", fps=1, source="https://arxiv.org/abs/2512.06581",
-                 note="the paper names neither the checkpoint nor the cap (\"official released cap\")"),
+    ModelSetting("medgrpo", "MedGRPO", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP, adapter="medhorizon_qwen2_5_vl",
+                 model_args=f"pretrained={MEDGRPO}", pixel_budget=_QWEN25_PIXELS,
+                 source="https://arxiv.org/abs/2512.06581", note=MEDGRPO_NOTE),
 )
 
 _BY_ROW = {s.row: s for s in SETTINGS}
@@ -195,11 +205,27 @@ def setting(row: str) -> ModelSetting:
         raise KeyError(f"unknown row {row!r}; rows: {', '.join(_BY_ROW)}") from None
 
 
+def zeroshot_command(s: ModelSetting, output_path: str = "results/") -> str | None:
+    """``medhorizon-tasks surghi zeroshot`` for a zero-shot encoder row (None for any other row); ``--data`` is
+    left to the user (the default is the embedded synthetic sample)."""
+    if not s.encoder:
+        return None
+    args = ["medhorizon-tasks", "surghi", "zeroshot", "--encoder", s.encoder]
+    for a in s.encoder_args:
+        args += ["--encoder-arg", a]
+    return shlex.join([*args, "--out", output_path])
+
+
+def run_command(s: ModelSetting, output_path: str = "results/") -> str | None:
+    """The command that runs a row: lmms-eval's for a model row, ``surghi zeroshot`` for an encoder row."""
+    return zeroshot_command(s, output_path) if s.encoder else lmms_eval_command(s, output_path)
+
+
 def lmms_eval_command(s: ModelSetting, output_path: str = "results/") -> str | None:
     """The lmms-eval command line for a row (None when the row has no adapter or task), each argument quoted with
     ``shlex`` so that the shell gives lmms-eval exactly these values. No ``--include_path``:
     lmms-eval finds this package's tasks by itself (:mod:`medhorizon_tasks.adapters.lmms_eval.startup`)."""
-    if not s.runnable:
+    if not (s.adapter and s.task):
         return None
     args = ["lmms-eval", "--model", s.adapter, *(["--model_args", s.model_args] if s.model_args else []),
             "--tasks", s.task, *(["--gen_kwargs", generation(s)] if s.max_new_tokens else []),
@@ -224,8 +250,11 @@ def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
             paper_input = f"{s.input_shown}, cap {s.cap:,}"
         else:
             paper_input = f"{s.frames} frames" if s.frames else f"{s.input_shown}, cap unknown"
-        cells = [f"{s.paper_row} ({s.table})", paper_input, f"`{s.adapter}`" if s.adapter else "—",
-                 f"`{s.model_args}`" if s.adapter and s.model_args else "—", f"`{s.task}`" if s.task else "—",
+        adapter = f"`{s.adapter}`" if s.adapter else ("`surghi zeroshot`" if s.encoder else "—")
+        args = f"`{s.model_args}`" if s.adapter and s.model_args else (
+            "`" + " ".join([f"--encoder {s.encoder}", *(f"--encoder-arg {a}" for a in s.encoder_args)]) + "`"
+            if s.encoder else "—")
+        cells = [f"{s.paper_row} ({s.table})", paper_input, adapter, args, f"`{s.task}`" if s.task else "—",
                  f"`{generation(s)}`" if s.max_new_tokens else "256 tokens",
                  f"`medhorizon-tasks protocol {s.row}`" if s.runnable else f"not run here: {s.note}"]
         lines.append("| " + " | ".join(cells) + " |")

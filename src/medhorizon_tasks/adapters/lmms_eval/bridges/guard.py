@@ -48,6 +48,8 @@ MISHANDLING: dict[str, Mishandling] = {
                                    "metadata {task_type: video, sample_frames: K}", "medhorizon_llava_onevision"),
     "llava_vid": Mishandling("crashes (os.path.isdir on a PIL image)", "medhorizon_llava_vid"),
     "longva": Mishandling(_IMAGES.format(n="N"), "medhorizon_longva"),
+    "gemma4": Mishandling(_IMAGES.format(n="N") + " (no timestamps; Gemma 4 takes video with its times)",
+                          "medhorizon_gemma4"),
     "minicpm_v": Mishandling("fails with an AssertionError", None),
     "videochat_flash": Mishandling("fails with NotImplementedError", None),
     "gemini": Mishandling("silently drops a video given as frames (chat class)", "medhorizon_openai",
