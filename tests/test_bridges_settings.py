@@ -119,8 +119,8 @@ def test_protocol_command(capsys):
     assert out == M.markdown_table() + "\n"
     with pytest.raises(MedHorizonError, match="unknown row"):
         _protocol(["gpt5"], capsys)
-    with pytest.raises(MedHorizonError, match="minicpm_v fails"):
-        _protocol(["minicpm_v_2_6"], capsys)
+    with pytest.raises(MedHorizonError, match="no public weights"):
+        _protocol(["sureon_vlm"], capsys)
 
 
 def test_markdown_table_has_every_row():

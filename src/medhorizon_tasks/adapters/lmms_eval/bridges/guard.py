@@ -50,8 +50,8 @@ MISHANDLING: dict[str, Mishandling] = {
     "longva": Mishandling(_IMAGES.format(n="N"), "medhorizon_longva"),
     "gemma4": Mishandling(_IMAGES.format(n="N") + " (no timestamps; Gemma 4 takes video with its times)",
                           "medhorizon_gemma4"),
-    "minicpm_v": Mishandling("fails with an AssertionError", None),
-    "videochat_flash": Mishandling("fails with NotImplementedError", None),
+    "minicpm_v": Mishandling("fails with an AssertionError", "medhorizon_minicpm_v"),
+    "videochat_flash": Mishandling("fails with NotImplementedError", "medhorizon_videochat_flash"),
     "gemini": Mishandling("silently drops a video given as frames (chat class)", "medhorizon_openai",
                           "base_url=https://generativelanguage.googleapis.com/v1beta/openai/,model=<gemini model>"),
 }
