@@ -126,7 +126,7 @@ def test_protocol_command(capsys):
 def test_markdown_table_has_every_row():
     lines = M.markdown_table().splitlines()
     assert len(lines) == 2 + len(M.SETTINGS)
-    assert all(line.count("|") == 8 for line in lines)
+    assert all(line.count("|") == 9 for line in lines)
     assert "| Qwen3-VL-8B (Table 7) | 1 FPS, cap 768 | `medhorizon_qwen3_vl` |" in M.markdown_table()
 
 

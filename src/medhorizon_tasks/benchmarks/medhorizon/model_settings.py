@@ -246,10 +246,11 @@ def generation(s: ModelSetting) -> str:
 
 
 def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
-    """The README's "Your model" table: paper row, the paper's input, adapter, model args, task, and the
-    command that prints the full lmms-eval line (or why the row cannot be run here)."""
-    lines = ["| paper row | input (paper) | adapter | model args | task | generation | command |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    """The docs' rows table: paper row, the paper's input, adapter, model args, task, generation budget, the
+    command that prints the full command line (or why the row cannot be run here), and what differs from the
+    paper (the row's note)."""
+    lines = ["| paper row | input (paper) | adapter | model args | task | generation | command | differs from the paper |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in settings:
         if s.tasks:
             paper_input = s.input_shown
@@ -262,7 +263,8 @@ def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
             "`" + " ".join([f"--encoder {s.encoder}", *(f"--encoder-arg {a}" for a in s.encoder_args)]) + "`"
             if s.encoder else "—")
         cells = [f"{s.paper_row} ({s.table})", paper_input, adapter, args, f"`{s.task}`" if s.task else "—",
-                 f"`{generation(s)}`" if s.max_new_tokens else "256 tokens",
-                 f"`medhorizon-tasks protocol {s.row}`" if s.runnable else f"not run here: {s.note}"]
+                 f"`{generation(s)}`" if s.max_new_tokens else ("—" if s.encoder or s.tasks == "surghi zeroshot" else "256 tokens"),
+                 f"`medhorizon-tasks protocol {s.row}`" if s.runnable else f"not run here: {s.note}",
+                 (s.note or "—") if s.runnable else "—"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

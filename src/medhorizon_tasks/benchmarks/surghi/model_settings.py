@@ -31,7 +31,7 @@ _VIDEO = "16 frames at 1 FPS around each frame (A.2), one clip embedding (T=16, 
 
 SETTINGS: tuple[ModelSetting, ...] = (
     ModelSetting("surghi_clip", "CLIP", _TABLE, _CLIP, tasks="surghi zeroshot", encoder="open_clip:ViT-B-16/openai",
-                 source="https://github.com/openai/CLIP", note="CLIP ViT-B/16 with OpenAI's weights (section 3.3)"),
+                 source="https://github.com/openai/CLIP", note="nothing: the paper's model and weights (CLIP ViT-B/16, OpenAI; section 3.3)"),
     ModelSetting("surghi_surgclip", "SurgCLIP*(β)", _TABLE, _VIDEO, tasks="surghi zeroshot", encoder="surgclip",
                  encoder_args=("checkpoint=SURGCLIP_CHECKPOINT",), source="https://pypi.org/project/surgclip/",
                  note="the released SurgCLIP(β) checkpoint (the `surgclip` package's), not the paper's "
