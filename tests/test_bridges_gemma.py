@@ -17,11 +17,11 @@ import pytest
 import torch
 from lmms_eval.api.instance import Instance
 
-import tiny_vlm
 from bridge_stubs import Recorder, StubFromPretrained, StubModel, StubTokenizer
 from medhorizon_tasks.adapters.lmms_eval import medhorizon as hooks
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_frames
 from medhorizon_tasks.benchmarks.medhorizon.release import Item
+from tiny_vlm import gemma4_processor, molmo2_processor
 
 TASK, SPLIT = "medhorizon_synthetic", "test"
 VISUAL = {"mode": "visual", "frames": 6, "max_side": 448}
@@ -67,43 +67,6 @@ class AnsweringModel(StubModel):
         self.recorder.add("generate", *args, **kwargs)
         ids = kwargs["input_ids"]
         return torch.cat([ids, torch.full((ids.shape[0], 1), self.answer_id)], dim=1)
-
-
-_GEMMA_TOKENS = {"image_token": "<|image|>", "boi_token": "<|boi|>", "eoi_token": "<|eoi|>",
-                 "audio_token": "<|audio|>", "boa_token": "<|boa|>", "eoa_token": "<|eoa|>"}
-
-
-# the tiny chat template with the Gemma 4 / Molmo2 placeholders: <|image|> for an image part, <|video|> for a video
-TEMPLATE = (tiny_vlm.CHAT_TEMPLATE.replace("<|vision_start|><|image_pad|><|vision_end|>", "<|image|>")
-            .replace("<|vision_start|><|video_pad|><|vision_end|>", "<|video|>"))
-
-
-def _tokenizer(names: dict):
-    tok = tiny_vlm.tokenizer()
-    tok.add_special_tokens({"additional_special_tokens": [*tiny_vlm.SPECIALS, *names.values()]})
-    for attr, token in names.items():
-        setattr(tok, attr, token)
-        setattr(tok, f"{attr}_id", tok.convert_tokens_to_ids(token))
-    return tok
-
-
-def gemma4_processor():
-    from transformers.models.gemma4 import Gemma4ImageProcessor, Gemma4Processor, Gemma4VideoProcessor
-    from transformers.models.gemma4.feature_extraction_gemma4 import Gemma4AudioFeatureExtractor
-
-    return Gemma4Processor(feature_extractor=Gemma4AudioFeatureExtractor(), image_processor=Gemma4ImageProcessor(),
-                           tokenizer=_tokenizer(_GEMMA_TOKENS), video_processor=Gemma4VideoProcessor(),
-                           chat_template=TEMPLATE)
-
-
-def molmo2_processor():
-    from transformers.models.molmo2 import Molmo2ImageProcessor, Molmo2Processor, Molmo2VideoProcessor
-
-    tok = _tokenizer({"image_token": "<|image|>", "video_token": "<|video|>", "frame_start": "<frame_start>",
-                      "frame_end": "<frame_end>", "im_start": "<im_start>", "im_end": "<im_end>",
-                      "im_patch": "<im_patch>", "im_col": "<im_col>", "low_res_im_start": "<low_res_im_start>"})
-    return Molmo2Processor(image_processor=Molmo2ImageProcessor(), video_processor=Molmo2VideoProcessor(),
-                           tokenizer=tok, chat_template=TEMPLATE)
 
 
 @pytest.fixture
