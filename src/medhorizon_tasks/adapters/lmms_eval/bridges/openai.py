@@ -84,12 +84,19 @@ _EVALUATOR_ARGS = ("device", "max_batch_size")
 DEFAULT_TIMEOUT_S = 600.0  # the OpenAI client's own default: what a reply was waited for before `timeout` counted
 
 
-_OWN_ARGS = {"image_format", "image_quality", "image_detail", "timeout", "reasoning_effort", "max_completion_tokens",
-             "max_tokens", "thinking", "frames_as"}
-
-
 class ProviderRefused(MedHorizonError):
     """The provider refused a request for good (a 4xx other than 429): every other item would be refused too."""
+
+
+def _known_args(cls) -> set[str]:
+    """The named parameters of every ``__init__`` from ``cls`` down to lmms-eval's wrapper (what a model arg may be)."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is not None:
+            names |= {p.name for p in inspect.signature(init).parameters.values()
+                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return names - {"self"}
 
 
 def frame_label(t: float) -> str:
@@ -118,11 +125,10 @@ class OpenAICompatible(_OpenAICompatible):
         video_args = {k: kwargs.pop(k) for k in BUDGET_ARGS if k in kwargs}
         for k in _EVALUATOR_ARGS:
             kwargs.pop(k, None)
-        known = set(inspect.signature(_OpenAICompatible.__init__).parameters) - {"self", "kwargs"}
-        unknown = sorted(set(kwargs) - known)
+        unknown = sorted(set(kwargs) - _known_args(type(self)))
         if unknown:
             raise MedHorizonError(f"medhorizon_openai: unknown model arg(s) {', '.join(unknown)}; this bridge takes "
-                                  f"{', '.join(sorted(known | set(BUDGET_ARGS) | _OWN_ARGS))}")
+                                  f"{', '.join(sorted(_known_args(type(self)) | set(BUDGET_ARGS)))}")
         super().__init__(timeout=timeout, **kwargs)
         if frames_as not in FRAMES_AS:
             raise MedHorizonError(f"medhorizon_openai: frames_as must be one of {', '.join(FRAMES_AS)}, "
