@@ -14,12 +14,21 @@ the package's own registry (``benchmarks/request_rules.py``), so that a wrong ru
 * Moonshot (kimi-k2*): any ``temperature`` ("only 1 is allowed"), ``max_tokens``, a ``thinking`` other than
   ``{"type": "enabled" | "disabled"}``.
 
+With ``vllm=True`` it also reads ``video_url`` parts as a vLLM server does (``VideoMediaIO.load_base64``, read
+from vLLM's public code): a ``data:video/jpeg;base64,<f1>,<f2>,...`` URL is split at its commas and each part
+decoded as a JPEG; ``media_io_kwargs.video.num_frames`` (the server's default 32 when the request has none) keeps
+the FIRST that many, ``-1`` all, 0 is refused; ``frames_indices`` must be integers, one per frame kept;
+``total_num_frames`` an integer >= the frames kept; the times the model's processor would see are
+``frames_indices / fps`` (fps default 1). What it read is kept per request (``videos``).
+
 What it answers is a script: one action per request, in arrival order (``answer``, ``status``, ``sleep``), then
 its default answer. Every request body is kept (``bodies``).
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import threading
 import time
@@ -80,6 +89,52 @@ def provider_refusal(body: dict) -> str | None:
     return None
 
 
+VLLM_DEFAULT_NUM_FRAMES = 32  # VideoMediaIO(num_frames=32) unless --media-io-kwargs or the request says otherwise
+
+
+def vllm_videos(body: dict, server_num_frames: int = VLLM_DEFAULT_NUM_FRAMES) -> list[dict]:
+    """Every ``video_url`` of ``body`` as a vLLM server loads it: ``frames`` (PIL images), ``times`` (seconds),
+    ``metadata``; ValueError with vLLM's complaint for what it refuses."""
+    from PIL import Image
+
+    kwargs = dict((body.get("media_io_kwargs") or {}).get("video") or {})
+    num_frames = int(kwargs.pop("num_frames", server_num_frames))
+    out = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") != "video_url":
+                continue
+            url = part["video_url"]["url"]
+            header, _, data = url.partition(",")
+            if header != "data:video/jpeg;base64":
+                raise ValueError(f"mock vLLM reads only video/jpeg frame sequences, got {header!r}")
+            if num_frames > 0:
+                pieces = data.split(",", num_frames)[:num_frames]
+            elif num_frames == 0:
+                raise ValueError("num_frames must be greater than 0 or -1")
+            else:
+                pieces = data.split(",")
+            frames = [Image.open(io.BytesIO(base64.b64decode(p))).convert("RGB") for p in pieces]
+            fps = float(kwargs.get("fps", 1))
+            indices = kwargs.get("frames_indices")
+            if indices is None:
+                indices = list(range(len(frames)))
+            elif not (isinstance(indices, list) and all(isinstance(i, int) for i in indices)):
+                raise ValueError("frames_indices must be a list of integers")
+            elif len(indices) != len(frames):
+                raise ValueError(f"frames_indices length ({len(indices)}) must match number of frames sent "
+                                 f"({len(frames)})")
+            total = kwargs.get("total_num_frames", len(frames))
+            if not isinstance(total, int) or total < len(frames):
+                raise ValueError(f"total_num_frames ({total}) must be an integer >= number of frames sent")
+            processor = body.get("mm_processor_kwargs") or {}
+            out.append({"frames": frames, "times": [i / fps for i in indices], "fps": fps, "indices": indices,
+                        "total_num_frames": total, "do_sample_frames": processor.get("do_sample_frames", True),
+                        "mm_processor_kwargs": processor, "sent": data.count(",") + 1})
+    return out
+
+
 def send_json(handler: BaseHTTPRequestHandler, code: int, payload: dict, headers: dict | None = None) -> None:
     """Answer a request with ``payload`` as JSON; a client that gave up (its timeout) gets nothing."""
     data = json.dumps(payload).encode()
@@ -111,9 +166,12 @@ class MockProvider:
     """``with MockProvider(script) as mock:`` ... ``mock.base_url``; stops after ``limit`` requests (answering 503
     to any later one) or ``lifetime_s`` seconds, whichever comes first."""
 
-    def __init__(self, script=(), default=answer(), limit: int = 50, lifetime_s: float = 900, enforce: bool = True):
+    def __init__(self, script=(), default=answer(), limit: int = 50, lifetime_s: float = 900, enforce: bool = True,
+                 vllm: bool = False):
         self.script, self.default, self.limit, self.enforce = list(script), default, limit, enforce
+        self.vllm = vllm
         self.bodies: list[dict] = []
+        self.videos: list[list[dict]] = []
         self._lock = threading.Lock()
         owner = self
 
@@ -127,6 +185,13 @@ class MockProvider:
                 if n > owner.limit:
                     action = status(503, "mock provider: request limit reached")
                 refusal = provider_refusal(body) if owner.enforce else None
+                if owner.vllm:
+                    try:
+                        videos = vllm_videos(body)
+                    except ValueError as exc:
+                        videos, refusal = [], str(exc)
+                    with owner._lock:
+                        owner.videos.append(videos)
                 if refusal is not None:
                     action = status(400, refusal)
                 owner._act(self, action, body)

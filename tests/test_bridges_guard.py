@@ -35,8 +35,9 @@ def test_the_measured_wrappers_are_all_known():
 
 
 def test_bridges_name_the_wrapper_they_replace():
+    loader_only = {"medhorizon_molmo2", "medhorizon_hulu_med"}  # subclasses gemma4 for its generic loading; replaces no wrapper
     for bridge, (_, wrapper) in BRIDGES.items():
-        if wrapper in MISHANDLING:
+        if wrapper in MISHANDLING and bridge not in loader_only:
             assert MISHANDLING[wrapper].bridge == bridge
 
 

@@ -12,6 +12,7 @@ from medhorizon_tasks.adapters.lmms_eval.runner import task_path
 from medhorizon_tasks.benchmarks.medhorizon import model_settings as M
 from medhorizon_tasks.benchmarks.request_rules import request_fields, rule_for
 from medhorizon_tasks.benchmarks.sureon import model_settings as SUREON
+from medhorizon_tasks.benchmarks.surghi import model_settings as SURGHI
 from medhorizon_tasks.commands.protocol import add_parser
 from medhorizon_tasks.core.errors import MedHorizonError
 
@@ -60,7 +61,7 @@ def test_every_paper_row_is_in_the_registry_with_its_input():
 
 
 def test_official_caps_are_the_released_processors():
-    for row in ("qwen3_vl_4b", "qwen3_vl_8b", "lingshu_7b", "lingshu_32b", "huatuogpt_vision_7b"):
+    for row in ("qwen3_vl_4b", "qwen3_vl_8b", "lingshu_7b", "lingshu_32b", "huatuogpt_vision_7b", "medgrpo"):
         assert M.setting(row).cap == 768
     from qwen_vl_utils import vision_process
     from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
@@ -118,20 +119,20 @@ def test_protocol_command(capsys):
     status, out = _protocol(["lingshu_7b", "--out", "runs/lingshu"], capsys)
     assert out.rstrip().endswith("--output_path runs/lingshu")
     status, out = _protocol(["--list"], capsys)
-    assert status == 0 and len(out.splitlines()) == len(M.SETTINGS) + len(SUREON.SETTINGS)
+    assert status == 0 and len(out.splitlines()) == len(M.SETTINGS) + len(SUREON.SETTINGS) + len(SURGHI.SETTINGS)
     assert "qwen3_vl_8b" in out and "not runnable here" in out
     status, out = _protocol(["--markdown"], capsys)
     assert out == M.markdown_table() + "\n"
     with pytest.raises(MedHorizonError, match="unknown row"):
         _protocol(["gpt5"], capsys)
-    with pytest.raises(MedHorizonError, match="minicpm_v fails"):
-        _protocol(["minicpm_v_2_6"], capsys)
+    with pytest.raises(MedHorizonError, match="no public weights"):
+        _protocol(["sureon_vlm"], capsys)
 
 
 def test_markdown_table_has_every_row():
     lines = M.markdown_table().splitlines()
     assert len(lines) == 2 + len(M.SETTINGS)
-    assert all(line.count("|") == 8 for line in lines)
+    assert all(line.count("|") == 9 for line in lines)
     assert "| Qwen3-VL-8B (Table 7) | 1 FPS, cap 768 | `medhorizon_qwen3_vl` |" in M.markdown_table()
 
 

@@ -44,7 +44,8 @@ def test_the_wheel_holds_every_module_task_yaml_and_the_card(wheel):
     assert tables <= names, "the papers' published tables are package data"
     assert "medhorizon_tasks/benchmarks/surghi/zeroshot_prompts.json" in names  # the paper's MIPO prompts
     (eps,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
-    assert "[medhorizon_tasks.zeroshot_encoders]\nsynthetic_probe = " in zipfile.ZipFile(wheel).read(eps).decode()
+    encoders = zipfile.ZipFile(wheel).read(eps).decode().split("[medhorizon_tasks.zeroshot_encoders]\n")[1]
+    assert [line.split(" = ")[0] for line in encoders.split("\n\n")[0].splitlines()] == ["surgclip", "synthetic_probe"]
 
 
 def test_a_non_editable_install_imports_every_module_and_runs_the_command(wheel, tmp_path):

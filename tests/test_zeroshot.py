@@ -231,7 +231,7 @@ def test_an_encoder_that_breaks_the_interface_gets_one_message_naming_what(items
                            *extra, "--out", str(tmp_path / fault), *common, "--batch-size", "16")
         assert status == 2 and needle in err and "Traceback" not in err, (fault, err)
     status, err = _run(capsys, "--encoder", "no_such_encoder", "--out", str(tmp_path / "x"), *common)
-    assert status == 2 and "registered: synthetic_probe" in err
+    assert status == 2 and "registered: surgclip, synthetic_probe" in err
     status, err = _run(capsys, "--encoder", "tiny_encoders:Nope", "--out", str(tmp_path / "x"), *common)
     assert status == 2 and "module 'tiny_encoders' has no 'Nope'" in err
 

@@ -1,4 +1,5 @@
-"""Tiny, randomly initialised Qwen2.5-VL and Qwen3-VL checkpoints built offline (no download).
+"""Tiny, randomly initialised Qwen2.5-VL, Qwen3-VL and Gemma 4 checkpoints built offline (no download), and
+transformers' real Gemma 4 / Molmo2 processors over the same tokenizer.
 
 A byte-level BPE tokenizer without merges over the 256 byte symbols plus the
 Qwen special tokens, Qwen2-VL's chat template, and configs of a few hundred
@@ -97,3 +98,63 @@ def _save(folder: Path, model, processor, tok) -> Path:
     processor.save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
+
+
+_GEMMA_TOKENS = {"image_token": "<|image|>", "boi_token": "<|boi|>", "eoi_token": "<|eoi|>",
+                 "audio_token": "<|audio|>", "boa_token": "<|boa|>", "eoa_token": "<|eoa|>"}
+
+
+# the tiny chat template with the Gemma 4 / Molmo2 placeholders: <|image|> for an image part, <|video|> for a video
+TEMPLATE = (CHAT_TEMPLATE.replace("<|vision_start|><|image_pad|><|vision_end|>", "<|image|>")
+            .replace("<|vision_start|><|video_pad|><|vision_end|>", "<|video|>"))
+
+
+def _tokenizer(names: dict):
+    """The tiny byte-level tokenizer with named special tokens (``image_token`` ... and their ``*_id``), kept by
+    ``save_pretrained`` as transformers 5's ``extra_special_tokens``."""
+    from transformers import PreTrainedTokenizerFast
+
+    base = tokenizer()
+    base.add_special_tokens({"additional_special_tokens": [*SPECIALS, *names.values()]})
+    tok = PreTrainedTokenizerFast(tokenizer_object=base.backend_tokenizer, eos_token="<|im_end|>",
+                                  pad_token="<|endoftext|>", extra_special_tokens=names)
+    tok.chat_template = TEMPLATE  # also what save_pretrained writes as the folder's chat template
+    return tok
+
+
+def gemma4_processor():
+    from transformers.models.gemma4 import Gemma4ImageProcessor, Gemma4Processor, Gemma4VideoProcessor
+    from transformers.models.gemma4.feature_extraction_gemma4 import Gemma4AudioFeatureExtractor
+
+    return Gemma4Processor(feature_extractor=Gemma4AudioFeatureExtractor(), image_processor=Gemma4ImageProcessor(),
+                           tokenizer=_tokenizer(_GEMMA_TOKENS), video_processor=Gemma4VideoProcessor(),
+                           chat_template=TEMPLATE)
+
+
+def molmo2_processor():
+    from transformers.models.molmo2 import Molmo2ImageProcessor, Molmo2Processor, Molmo2VideoProcessor
+
+    tok = _tokenizer({"image_token": "<|image|>", "video_token": "<|video|>", "frame_start": "<frame_start>",
+                      "frame_end": "<frame_end>", "im_start": "<im_start>", "im_end": "<im_end>",
+                      "im_patch": "<im_patch>", "im_col": "<im_col>", "low_res_im_start": "<low_res_im_start>"})
+    return Molmo2Processor(image_processor=Molmo2ImageProcessor(), video_processor=Molmo2VideoProcessor(),
+                           tokenizer=tok, chat_template=TEMPLATE)
+
+
+def build_gemma4(folder: Path) -> Path:
+    from transformers import Gemma4Config, Gemma4ForConditionalGeneration
+
+    processor = gemma4_processor()
+    tok = processor.tokenizer
+    ids = {name: tok.convert_tokens_to_ids(token) for name, token in _GEMMA_TOKENS.items()}
+    config = Gemma4Config(
+        text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=4096,
+                         vocab_size_per_layer_input=len(tok), hidden_size_per_layer_input=8, sliding_window=64,
+                         pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=tok.pad_token_id),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                           num_key_value_heads=2, head_dim=16),
+        audio_config=None, boi_token_id=ids["boi_token"], eoi_token_id=ids["eoi_token"],
+        image_token_id=ids["image_token"], video_token_id=tok.convert_tokens_to_ids("<|video|>"),
+        boa_token_id=ids["boa_token"], eoa_token_index=ids["eoa_token"], audio_token_id=ids["audio_token"])
+    return _save(folder, Gemma4ForConditionalGeneration(config), processor, tok)

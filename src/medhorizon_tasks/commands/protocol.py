@@ -3,13 +3,18 @@
 * ``protocol NAME``: print the ``medhorizon-tasks run`` command (lmms-eval's arguments) for a row, named as
   ``score --paper-row`` names it: the registry row (``qwen3_vl_8b``, ``sureon_gpt_5_1``), the model as the
   paper prints it (``Qwen3-VL-8B``) or its checkpoint (``Qwen/Qwen3-VL-8B-Instruct``), with the row's model
-  args (reasoning effort, thinking switch) and generation budget (``--gen_kwargs``); exit 2 with the reason
-  when the row cannot be run here;
-* ``protocol --list``: every row, its frame setting, adapter, task and budget;
-* ``protocol --markdown [--benchmark sureon]``: the README's table of MedHorizon's (or Sureon's) rows.
+  args (reasoning effort, thinking switch) and generation budget (``--gen_kwargs``); exit 2 with the reason when the row cannot be run here;
+* ``protocol ROW --serve vllm [--tensor-parallel T --data-parallel D --nodes N --head HOST]``: the ``vllm serve``
+  command(s) for the row's checkpoint and the ``medhorizon-tasks run`` that sends it the planned frames as video
+  (:mod:`medhorizon_tasks.runs.vllm_serve`);
+* ``protocol --list``: every row of the three papers' tables, its frame setting, adapter, task and budget, or why
+  it cannot run (no public weights, an adaptive selector);
+* ``protocol --markdown [--benchmark sureon|surghi]``: the docs' table of MedHorizon's (Sureon's, SurgHiBench's)
+  rows.
 
-The rows are data: :mod:`medhorizon_tasks.benchmarks.medhorizon.model_settings` (MedHorizon Tables 6-7) and
-:mod:`medhorizon_tasks.benchmarks.sureon.model_settings` (Sureon Table 3).
+The rows are data: :mod:`medhorizon_tasks.benchmarks.medhorizon.model_settings` (MedHorizon Tables 6-7),
+:mod:`medhorizon_tasks.benchmarks.sureon.model_settings` (Sureon Table 3) and
+:mod:`medhorizon_tasks.benchmarks.surghi.model_settings` (SurgHiBench Tables 2-4).
 """
 
 from __future__ import annotations
@@ -18,14 +23,16 @@ import argparse
 import re
 
 from ..benchmarks.medhorizon import model_settings as medhorizon_rows
-from ..benchmarks.medhorizon.model_settings import generation, lmms_eval_command, markdown_table
+from ..benchmarks.medhorizon.model_settings import generation, markdown_table, run_command
 from ..benchmarks.sureon import model_settings as sureon_rows
+from ..benchmarks.surghi import model_settings as surghi_rows
 from ..core.errors import MedHorizonError
+from ..runs.vllm_serve import ServePlan, serve_commands
 from .help import old_spellings
 
 __all__ = ["add_parser", "ROWS"]
 
-TABLES = {"medhorizon": medhorizon_rows.SETTINGS, "sureon": sureon_rows.SETTINGS}
+TABLES = {"medhorizon": medhorizon_rows.SETTINGS, "sureon": sureon_rows.SETTINGS, "surghi": surghi_rows.SETTINGS}
 ROWS = {s.row: s for table in TABLES.values() for s in table}
 
 
@@ -33,7 +40,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``protocol`` to the main parser's sub-parsers."""
     p = sub.add_parser("protocol", help="the lmms-eval command that runs a model under the paper's setting",
                        description="Print the `medhorizon-tasks run` command line (lmms-eval's arguments) that "
-                                   "evaluates one of the papers' models (MedHorizon Tables 6-7, Sureon Table 3) with "
+                                   "evaluates one of the papers' models (MedHorizon Tables 6-7, Sureon Table 3; SurgHiBench's "
+                                   "encoders: `surghi zeroshot`) with "
                                    "its frame setting, a native-video adapter, its request settings and its "
                                    "generation budget.")
     p.add_argument("row", nargs="?", metavar="NAME",
@@ -47,6 +55,14 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--out", default="results/", help="the run's folder (lmms-eval's --output_path) in the printed "
                    "command")
     old_spellings(p, "--out", "--output-path")
+    p.add_argument("--serve", choices=("vllm",), help="print the server command(s) for the row's checkpoint and the "
+                                                      "run that sends it the planned frames as one video")
+    p.add_argument("--tensor-parallel", type=int, default=1, help="--serve: GPUs per model replica (default 1)")
+    p.add_argument("--data-parallel", type=int, default=1, help="--serve: model replicas in all (default 1)")
+    p.add_argument("--nodes", type=int, default=1, help="--serve: machines the replicas are spread over (default 1)")
+    p.add_argument("--head", default="HEAD_NODE_IP", help="--serve: address of the node that serves the API")
+    p.add_argument("--port", type=int, default=8000, help="--serve: the API port (default 8000)")
+    p.add_argument("--num-concurrent", type=int, help="--serve: requests in flight (default 8 per replica)")
     p.set_defaults(func=_cmd_protocol)
     return p
 
@@ -64,14 +80,23 @@ def _cmd_protocol(args) -> int:
     if args.list or not args.row:
         width = max(len(row) for row in ROWS)
         for s in ROWS.values():
-            run = (f"{s.adapter} on {s.task}, {generation(s)}" if s.runnable else f"not runnable here: {s.note}")
+            if s.encoder:
+                run = f"surghi zeroshot --encoder {s.encoder}"
+            else:
+                run = f"{s.adapter} on {s.task}, {generation(s)}" if s.runnable else f"not runnable here: {s.note}"
             print(f"{s.row:<{width}}  {s.paper_row} ({s.table}; {_describe(s)}): {run}")
         return 0
     s = find_setting(args.row, args.benchmark)
-    command = lmms_eval_command(s, args.out)
+    if args.serve:
+        plan = ServePlan(args.tensor_parallel, args.data_parallel, args.nodes, args.head, args.port,
+                         args.num_concurrent)
+        for where, command in serve_commands(s, plan, args.out):
+            print(f"# {where}\n{command}")
+        return 0
+    command = run_command(s, args.out)
     if command is None:
         raise MedHorizonError(f"{s.paper_row} cannot be run with this package: {s.note}")
-    print(RUN + command[len(LMMS_EVAL):])
+    print(RUN + command[len(LMMS_EVAL):] if command.startswith(LMMS_EVAL + " ") else command)
     return 0
 
 

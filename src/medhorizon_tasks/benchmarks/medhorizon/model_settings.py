@@ -31,10 +31,13 @@ reasoning") passes it as a model arg.
 Where the paper gives no number ("official processor cap", "official
 Qwen-style cap") the cap is the released processor's: 768 frames, the
 ``max_frames`` of Qwen3-VL's video processor and ``FPS_MAX_FRAMES`` of
-qwen-vl-utils (the Qwen2.5-VL family's reference video loader). Rows whose
-paper setting cannot be reproduced here (adaptive selectors, no lmms-eval
-wrapper, an unnamed checkpoint) have ``adapter=None`` and say why in
-``note``. Framework-free: nothing here imports lmms-eval.
+qwen-vl-utils (the Qwen2.5-VL family's reference video loader). MedGRPO's
+"official released cap" is the same 768 by inference (its public checkpoint's
+loader sets ``FPS_MAX_FRAMES=768``; the row says so). Rows whose paper setting
+cannot be reproduced here (adaptive selectors, weights that are not public)
+have ``adapter=None`` and say why in ``note``. Rows of zero-shot dual encoders
+(SurgHiBench) name an ``encoder`` for ``surghi zeroshot`` instead of an
+adapter. Framework-free: nothing here imports lmms-eval.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from dataclasses import dataclass
 
 from ..request_rules import rule_for
 
-__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "markdown_table", "QWEN_CAP",
+__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "run_command", "markdown_table", "QWEN_CAP",
            "REASONING_BUDGET", "QWEN3_VL_THINKING_BUDGET", "closed_row"]
 
 QWEN_CAP = 768  # Qwen3VLVideoProcessor.max_frames == qwen-vl-utils FPS_MAX_FRAMES
@@ -76,6 +79,8 @@ class ModelSetting:
     note: str = ""
     max_new_tokens: int | None = None  # generation budget (None: the task's 256); printed as --gen_kwargs
     tasks: str | None = None     # the lmms-eval task(s), when not a MedHorizon frame setting (Sureon's rows)
+    encoder: str = ""            # `surghi zeroshot --encoder` of a zero-shot dual encoder (SurgHiBench's rows)
+    encoder_args: tuple[str, ...] = ()  # its `--encoder-arg KEY=VALUE`s
 
     @property
     def task(self) -> str | None:
@@ -92,7 +97,7 @@ class ModelSetting:
 
     @property
     def runnable(self) -> bool:
-        return bool(self.adapter and self.task)
+        return bool((self.adapter and self.task) or self.encoder)
 
 
 def closed_row(row, paper_row, model, base_url="", source="", *, table="Table 6", effort="", **frames) -> ModelSetting:
@@ -109,6 +114,10 @@ def closed_row(row, paper_row, model, base_url="", source="", *, table="Table 6"
 
 
 GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+# MedGRPO's public weights: a Qwen2.5-VL-7B whose own video loader sets FPS_MAX_FRAMES = 768 (qwen-vl-utils')
+MEDGRPO = "UII-AI/uAI-NEXUS-MedVLM-1.0a-7B-RL"
+MEDGRPO_NOTE = ("Qwen2.5-VL-7B architecture; cap 768 is INFERRED: the paper says \"official released cap\" without a "
+                "number and names no checkpoint; the public checkpoint's loader sets FPS_MAX_FRAMES=768")
 _DASHSCOPE = "https://dashscope.aliyuncs.com/compatible-mode/v1"
 _MOONSHOT = "https://api.moonshot.ai/v1"
 
@@ -130,9 +139,11 @@ SETTINGS: tuple[ModelSetting, ...] = (
                  model_args="pretrained=Qwen/Qwen3-VL-8B-Instruct", pixel_budget=_QWEN3_PIXELS,
                  source="https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct",
                  note="cap: the official processor's max_frames (768)"),
-    ModelSetting("minicpm_v_2_6", "MiniCPM-V 2.6", "Table 7", "64", frames=64,
+    ModelSetting("minicpm_v_2_6", "MiniCPM-V 2.6", "Table 7", "64", frames=64, adapter="medhorizon_minicpm_v",
+                 model_args="pretrained=openbmb/MiniCPM-V-2_6",
+                 pixel_budget="the model's own slicing, max_slice_nums=2 a frame (its model card's video setting)",
                  source="https://huggingface.co/openbmb/MiniCPM-V-2_6",
-                 note="no bridge: lmms-eval's minicpm_v fails on a frame list (AssertionError)"),
+                 note="remote code (transformers 4.40 per its model card); frames as its chat video message, no times"),
     ModelSetting("internvl3_5_8b", "InternVL3.5-8B", "Table 7", "64", frames=64, adapter="medhorizon_internvl3_5",
                  model_args="pretrained=OpenGVLab/InternVL3_5-8B-Instruct",
                  pixel_budget="1 tile of 448x448 per frame (frame_tiles=1)",
@@ -162,8 +173,12 @@ SETTINGS: tuple[ModelSetting, ...] = (
                  model_args="pretrained=lmms-lab/LongVA-7B-DPO,conv_template=qwen_1_5", pixel_budget=_LLAVA_PIXELS,
                  source="https://huggingface.co/lmms-lab/LongVA-7B-DPO", note="needs LongVA's longva package"),
     ModelSetting("videochat_flash_7b", "VideoChat-Flash-7B", "Table 7", "1 FPS", fps=1, cap=512,
+                 adapter="medhorizon_videochat_flash",
+                 model_args="pretrained=OpenGVLab/VideoChat-Flash-Qwen2_5-7B_InternVideo2-1B,device_map=auto",
+                 pixel_budget="the model's image processor (448x448 per frame)",
                  source="https://huggingface.co/OpenGVLab/VideoChat-Flash-Qwen2_5-7B_InternVideo2-1B",
-                 note="no bridge: lmms-eval's videochat_flash fails on a frame list (NotImplementedError)"),
+                 note="remote code (transformers 4.x); the planned frames through its own chat, with their times; "
+                      "padded to a multiple of 4 frames"),
     ModelSetting("lingshu_7b", "Lingshu-7B", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP, adapter="medhorizon_qwen2_5_vl",
                  model_args="pretrained=lingshu-medical-mllm/Lingshu-7B", pixel_budget=_QWEN25_PIXELS,
                  source="https://huggingface.co/lingshu-medical-mllm/Lingshu-7B",
@@ -172,16 +187,18 @@ SETTINGS: tuple[ModelSetting, ...] = (
                  adapter="medhorizon_qwen2_5_vl", model_args="pretrained=lingshu-medical-mllm/Lingshu-32B",
                  pixel_budget=_QWEN25_PIXELS, source="https://huggingface.co/lingshu-medical-mllm/Lingshu-7B",
                  note="Qwen2.5-VL architecture; cap: qwen-vl-utils' 768"),
-    ModelSetting("hulu_med_7b", "Hulu-Med-7B", "Table 7", "1 FPS", fps=1, cap=1800,
+    ModelSetting("hulu_med_7b", "Hulu-Med-7B", "Table 7", "1 FPS", fps=1, cap=1800, adapter="medhorizon_hulu_med",
+                 model_args="pretrained=ZJU-AI4H/Hulu-Med-7B", pixel_budget="the model's processor (VideoLLaMA3-style)",
                  source="https://huggingface.co/ZJU-AI4H/Hulu-Med-7B",
-                 note="no bridge: lmms-eval 0.7.3 has no Hulu-Med wrapper"),
+                 note="remote code (transformers 4.51.2 per its requirements); one video with its timestamps"),
     ModelSetting("huatuogpt_vision_7b", "HuatuoGPT-Vision-7B", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP,
                  adapter="medhorizon_qwen2_5_vl",
                  model_args="pretrained=FreedomIntelligence/HuatuoGPT-Vision-7B-Qwen2.5VL", pixel_budget=_QWEN25_PIXELS,
                  source="https://huggingface.co/FreedomIntelligence/HuatuoGPT-Vision-7B-Qwen2.5VL",
                  note="Qwen2.5-VL architecture; cap: qwen-vl-utils' 768"),
-    ModelSetting("medgrpo", "MedGRPO", "Table 7", "1 FPS", fps=1, source="https://arxiv.org/abs/2512.06581",
-                 note="the paper names neither the checkpoint nor the cap (\"official released cap\")"),
+    ModelSetting("medgrpo", "MedGRPO", "Table 7", "1 FPS", fps=1, cap=QWEN_CAP, adapter="medhorizon_qwen2_5_vl",
+                 model_args=f"pretrained={MEDGRPO}", pixel_budget=_QWEN25_PIXELS,
+                 source="https://arxiv.org/abs/2512.06581", note=MEDGRPO_NOTE),
 )
 
 _BY_ROW = {s.row: s for s in SETTINGS}
@@ -195,11 +212,27 @@ def setting(row: str) -> ModelSetting:
         raise KeyError(f"unknown row {row!r}; rows: {', '.join(_BY_ROW)}") from None
 
 
+def zeroshot_command(s: ModelSetting, output_path: str = "results/") -> str | None:
+    """``medhorizon-tasks surghi zeroshot`` for a zero-shot encoder row (None for any other row); ``--data`` is
+    left to the user (the default is the embedded synthetic sample)."""
+    if not s.encoder:
+        return None
+    args = ["medhorizon-tasks", "surghi", "zeroshot", "--encoder", s.encoder]
+    for a in s.encoder_args:
+        args += ["--encoder-arg", a]
+    return shlex.join([*args, "--out", output_path])
+
+
+def run_command(s: ModelSetting, output_path: str = "results/") -> str | None:
+    """The command that runs a row: lmms-eval's for a model row, ``surghi zeroshot`` for an encoder row."""
+    return zeroshot_command(s, output_path) if s.encoder else lmms_eval_command(s, output_path)
+
+
 def lmms_eval_command(s: ModelSetting, output_path: str = "results/") -> str | None:
     """The lmms-eval command line for a row (None when the row has no adapter or task), each argument quoted with
     ``shlex`` so that the shell gives lmms-eval exactly these values. No ``--include_path``:
     lmms-eval finds this package's tasks by itself (:mod:`medhorizon_tasks.adapters.lmms_eval.startup`)."""
-    if not s.runnable:
+    if not (s.adapter and s.task):
         return None
     args = ["lmms-eval", "--model", s.adapter, *(["--model_args", s.model_args] if s.model_args else []),
             "--tasks", s.task, *(["--gen_kwargs", generation(s)] if s.max_new_tokens else []),
@@ -213,10 +246,11 @@ def generation(s: ModelSetting) -> str:
 
 
 def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
-    """The README's "Your model" table: paper row, the paper's input, adapter, model args, task, and the
-    command that prints the full lmms-eval line (or why the row cannot be run here)."""
-    lines = ["| paper row | input (paper) | adapter | model args | task | generation | command |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    """The docs' rows table: paper row, the paper's input, adapter, model args, task, generation budget, the
+    command that prints the full command line (or why the row cannot be run here), and what differs from the
+    paper (the row's note)."""
+    lines = ["| paper row | input (paper) | adapter | model args | task | generation | command | differs from the paper |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in settings:
         if s.tasks:
             paper_input = s.input_shown
@@ -224,9 +258,13 @@ def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
             paper_input = f"{s.input_shown}, cap {s.cap:,}"
         else:
             paper_input = f"{s.frames} frames" if s.frames else f"{s.input_shown}, cap unknown"
-        cells = [f"{s.paper_row} ({s.table})", paper_input, f"`{s.adapter}`" if s.adapter else "—",
-                 f"`{s.model_args}`" if s.adapter and s.model_args else "—", f"`{s.task}`" if s.task else "—",
-                 f"`{generation(s)}`" if s.max_new_tokens else "256 tokens",
-                 f"`medhorizon-tasks protocol {s.row}`" if s.runnable else f"not run here: {s.note}"]
+        adapter = f"`{s.adapter}`" if s.adapter else ("`surghi zeroshot`" if s.encoder else "—")
+        args = f"`{s.model_args}`" if s.adapter and s.model_args else (
+            "`" + " ".join([f"--encoder {s.encoder}", *(f"--encoder-arg {a}" for a in s.encoder_args)]) + "`"
+            if s.encoder else "—")
+        cells = [f"{s.paper_row} ({s.table})", paper_input, adapter, args, f"`{s.task}`" if s.task else "—",
+                 f"`{generation(s)}`" if s.max_new_tokens else ("—" if s.encoder or s.tasks == "surghi zeroshot" else "256 tokens"),
+                 f"`medhorizon-tasks protocol {s.row}`" if s.runnable else f"not run here: {s.note}",
+                 (s.note or "—") if s.runnable else "—"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

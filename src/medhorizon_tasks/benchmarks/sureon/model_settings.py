@@ -9,16 +9,25 @@ names, through their provider's request rule
 (:mod:`medhorizon_tasks.benchmarks.request_rules`), and the reasoning budget;
 the Thinking checkpoint its model card's budget with the wrapper's thinking
 switch on (see :mod:`medhorizon_tasks.benchmarks.medhorizon.model_settings`).
-``paper_row`` is the name Table 3 prints. The other rows of Table 3 (Gemma 4,
-Molmo2, MedGemma 1.5, MedGRPO, Sureon-VLM) have no native-video bridge in this
-package. Framework-free.
+``paper_row`` is the name Table 3 prints. Table 3 names no checkpoint size for
+Gemma 4, Molmo2 and MedGemma 1.5: Gemma 4 is the 31B instruction model the paper
+names in its appendix (B.4.3, "Gemma-4-31B-IT" as held-out blind guesser),
+Molmo2 and MedGemma 1.5 the released checkpoints ``allenai/Molmo2-8B`` and
+``google/medgemma-1.5-4b-it`` (each row says so). Gemma 4 and Molmo2 take the
+clip as one video with its timestamps; MedGemma 1.5 (a Gemma 3 model, no video
+input) as images, each after its time, which the Sureon prompt also carries;
+MedGRPO as one Qwen2.5-VL video. Sureon-VLM and its two ablations
+(Sureon-only, Public-only) are not runnable: their weights are not released.
+Framework-free.
 """
 
 from __future__ import annotations
 
 from ..medhorizon.model_settings import (
     _QWEN3_PIXELS,
+    _QWEN25_PIXELS,
     GEMINI_URL,
+    MEDGRPO,
     QWEN3_VL_THINKING_BUDGET,
     ModelSetting,
     closed_row,
@@ -30,6 +39,7 @@ TASKS = "sureon_visual,sureon_blind"
 _INPUT = "4-8 frames a clip"
 _FRAMES = {"input_shown": _INPUT, "tasks": TASKS}
 _SECTION = "Sureon Table 3"
+_NOT_RELEASED = "no public weights: Sureon-VLM (the paper's fine-tune of Qwen3-VL-8B) is not released"
 
 SETTINGS: tuple[ModelSetting, ...] = (
     closed_row("sureon_gpt_5_1", "GPT-5.1 (high)", "gpt-5.1", source="OpenAI GPT-5.1 (high reasoning)",
@@ -44,4 +54,31 @@ SETTINGS: tuple[ModelSetting, ...] = (
     ModelSetting("sureon_qwen3_vl_8b_instruct", "Qwen3VL-8B-I", _SECTION, _INPUT, tasks=TASKS,
                  adapter="medhorizon_qwen3_vl", model_args="pretrained=Qwen/Qwen3-VL-8B-Instruct",
                  pixel_budget=_QWEN3_PIXELS, source="https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct"),
+    ModelSetting("sureon_gemma_4", "Gemma 4", _SECTION, _INPUT, tasks=TASKS, adapter="medhorizon_gemma4",
+                 model_args="pretrained=google/gemma-4-31B-it",
+                 pixel_budget="Gemma 4's video processor (70 soft tokens a frame; max_soft_tokens)",
+                 source="https://huggingface.co/google/gemma-4-31B-it",
+                 note="checkpoint: Table 3 names no size; the 31B instruction model is the one the paper's appendix "
+                      "names (B.4.3); one video with its timestamps (mm:ss before each frame)"),
+    ModelSetting("sureon_molmo2", "Molmo2", _SECTION, _INPUT, tasks=TASKS, adapter="medhorizon_molmo2",
+                 model_args="pretrained=allenai/Molmo2-8B", pixel_budget="Molmo2's video processor",
+                 source="https://huggingface.co/allenai/Molmo2-8B",
+                 note="checkpoint: Table 3 names no size (Molmo2-8B assumed); one video with its timestamps; "
+                      "needs transformers >= 5.20"),
+    ModelSetting("sureon_medgemma_1_5", "MedGemma 1.5", _SECTION, _INPUT, tasks=TASKS, adapter="medhorizon_gemma3",
+                 model_args="pretrained=google/medgemma-1.5-4b-it",
+                 pixel_budget="Gemma 3's image processor (896x896, 256 tokens an image)",
+                 source="https://huggingface.co/google/medgemma-1.5-4b-it",
+                 note="checkpoint: Table 3 names no size (the released 4B assumed); a Gemma 3 model without video "
+                      "input: each frame an image after its <t seconds> label"),
+    ModelSetting("sureon_medgrpo", "MedGRPO", _SECTION, _INPUT, tasks=TASKS, adapter="medhorizon_qwen2_5_vl",
+                 model_args=f"pretrained={MEDGRPO}", pixel_budget=_QWEN25_PIXELS,
+                 source="https://arxiv.org/abs/2512.06581",
+                 note="the public MedGRPO checkpoint (Qwen2.5-VL-7B); one video, second_per_grid_ts from the "
+                      "frames' spacing"),
+    ModelSetting("sureon_vlm", "Sureon-VLM", _SECTION, _INPUT, tasks=TASKS, note=_NOT_RELEASED),
+    ModelSetting("sureon_vlm_sureon_only", "Sureon-VLM (Sureon-only)", _SECTION, _INPUT, tasks=TASKS,
+                 note=_NOT_RELEASED),
+    ModelSetting("sureon_vlm_public_only", "Sureon-VLM (Public-only)", _SECTION, _INPUT, tasks=TASKS,
+                 note=_NOT_RELEASED),
 )

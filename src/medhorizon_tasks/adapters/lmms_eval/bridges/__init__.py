@@ -19,7 +19,14 @@ medhorizon_videollama3     ``videollama3``                  one video with its `
 medhorizon_llava_onevision ``llava_onevision``              one video tensor of n frames (``modalities=video``)
 medhorizon_llava_vid       ``llava_vid``                    one video + LLaVA-Video's time instruction
 medhorizon_longva          ``longva``                       one video tensor of n frames
-medhorizon_openai          simple ``openai``                frames as images, each after a ``<t seconds>`` text
+medhorizon_gemma4          ``gemma4``                       one video with ``VideoMetadata`` (``mm:ss`` labels)
+medhorizon_molmo2          ``gemma4`` (its loading only)    one video with ``VideoMetadata`` (seconds labels)
+medhorizon_gemma3          ``gemma3``                       images, each after a ``<t seconds>`` text (MedGemma)
+medhorizon_minicpm_v       ``minicpm_v``                    the model card's video message to ``chat``
+medhorizon_videochat_flash ``videochat_flash``              its own ``chat``, its loader answering the plan
+medhorizon_hulu_med        ``videollama3`` (loading, path)  one video with its ``timestamps``, ``modals=[video]``
+medhorizon_openai          simple ``openai``                frames as images, each after a ``<t seconds>`` text;
+                                                            ``frames_as=video``: one frame-sequence video (vLLM)
 ========================== ================================ =====================================================
 
 All are "simple" lmms-eval models (``is_simple``): on tasks of other packages
@@ -34,7 +41,8 @@ pixel budgets, framework-free), :mod:`.base` (routing planned frames to the
 bridge and everything else to the wrapper), :mod:`.keyed_video` (the same
 through a LLaVA-style wrapper's own ``load_video``), one module per model
 family (:mod:`.qwen`, :mod:`.internvl`, :mod:`.videollama3`, :mod:`.llava`,
-:mod:`.longva`, :mod:`.openai`), and :mod:`.guard` (the start-up check that
+:mod:`.longva`, :mod:`.gemma`, :mod:`.minicpm`, :mod:`.videochat`, :mod:`.openai` with
+:mod:`.vllm_video`), and :mod:`.guard` (the start-up check that
 refuses a built-in wrapper known to mishandle a frame list). :mod:`.attention` measures a Qwen bridge's
 query-to-frame attention in a separate prefill pass (MedHorizon Fig. 9, ``diagnose attention``).
 """

@@ -48,8 +48,10 @@ MISHANDLING: dict[str, Mishandling] = {
                                    "metadata {task_type: video, sample_frames: K}", "medhorizon_llava_onevision"),
     "llava_vid": Mishandling("crashes (os.path.isdir on a PIL image)", "medhorizon_llava_vid"),
     "longva": Mishandling(_IMAGES.format(n="N"), "medhorizon_longva"),
-    "minicpm_v": Mishandling("fails with an AssertionError", None),
-    "videochat_flash": Mishandling("fails with NotImplementedError", None),
+    "gemma4": Mishandling(_IMAGES.format(n="N") + " (no timestamps; Gemma 4 takes video with its times)",
+                          "medhorizon_gemma4"),
+    "minicpm_v": Mishandling("fails with an AssertionError", "medhorizon_minicpm_v"),
+    "videochat_flash": Mishandling("fails with NotImplementedError", "medhorizon_videochat_flash"),
     "gemini": Mishandling("silently drops a video given as frames (chat class)", "medhorizon_openai",
                           "base_url=https://generativelanguage.googleapis.com/v1beta/openai/,model=<gemini model>"),
 }

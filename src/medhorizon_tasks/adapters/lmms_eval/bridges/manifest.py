@@ -25,6 +25,12 @@ BRIDGES = {
     "medhorizon_llava_onevision": (f"{_BASE}.llava.Llava_OneVision", "llava_onevision"),
     "medhorizon_llava_vid": (f"{_BASE}.llava.LlavaVid", "llava_vid"),
     "medhorizon_longva": (f"{_BASE}.longva.LongVA", "longva"),
+    "medhorizon_minicpm_v": (f"{_BASE}.minicpm.MiniCPM_V", "minicpm_v"),
+    "medhorizon_videochat_flash": (f"{_BASE}.videochat.VideoChatFlash", "videochat_flash"),
+    "medhorizon_hulu_med": (f"{_BASE}.videollama3.HuluMed", "videollama3"),  # no lmms-eval Hulu-Med wrapper
+    "medhorizon_gemma4": (f"{_BASE}.gemma.Gemma4", "gemma4"),
+    "medhorizon_molmo2": (f"{_BASE}.gemma.Molmo2", "gemma4"),  # no lmms-eval Molmo2 wrapper: gemma4's loading
+    "medhorizon_gemma3": (f"{_BASE}.gemma.Gemma3", "gemma3"),
     "medhorizon_openai": (f"{_BASE}.openai.OpenAICompatible", "openai"),
 }
 

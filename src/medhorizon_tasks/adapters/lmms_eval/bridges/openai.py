@@ -39,7 +39,13 @@ sent once, not once per item. An empty reply, or one cut at the token limit
 (``finish_reason: length``), is recorded as ``truncated``.
 
 Frames are sent at the size the task decoded them (``max_side``, 448 px by
-default). Requests run ``num_concurrent`` at a time, each request's frames
+default). ``frames_as=video`` (default ``images``) sends them instead as ONE
+frame-sequence video with their times, for a vLLM server
+(:mod:`.vllm_video`: ``media_io_kwargs``, ``mm_processor_kwargs``, the client's
+pixel budget ``frame_min_pixels`` / ``frame_max_pixels`` /
+``video_total_pixels`` / ``pixel_factor``). A model arg that neither this
+bridge nor lmms-eval's wrapper takes stops the run (the wrapper only warns and
+drops it). Requests run ``num_concurrent`` at a time, each request's frames
 encoded only when it is sent. Text-only requests (the text and blind tasks, an
 item whose video failed) follow the same rule; requests whose visuals are
 anything else (another package's video paths or images) go to the wrapper
@@ -48,6 +54,7 @@ unchanged.
 
 from __future__ import annotations
 
+import inspect
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
@@ -67,15 +74,29 @@ from ....core.retry import backoff_wait, retry_after, transient_status
 from ....core.video.planned_frames import PlannedFrames
 from .base import request_visuals
 from .frames import planned_frames
+from .vllm_video import BUDGET_ARGS, FRAMES_AS, VideoRequest
 
 __all__ = ["OpenAICompatible", "ProviderRefused", "frame_label"]
 
 MIME = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
+# what lmms-eval's evaluator hands every model besides --model_args (batch_size is the wrapper's own)
+_EVALUATOR_ARGS = ("device", "max_batch_size")
 DEFAULT_TIMEOUT_S = 600.0  # the OpenAI client's own default: what a reply was waited for before `timeout` counted
 
 
 class ProviderRefused(MedHorizonError):
     """The provider refused a request for good (a 4xx other than 429): every other item would be refused too."""
+
+
+def _known_args(cls) -> set[str]:
+    """The named parameters of every ``__init__`` from ``cls`` down to lmms-eval's wrapper (what a model arg may be)."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is not None:
+            names |= {p.name for p in inspect.signature(init).parameters.values()
+                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return names - {"self"}
 
 
 def frame_label(t: float) -> str:
@@ -100,8 +121,26 @@ class OpenAICompatible(_OpenAICompatible):
     def __init__(self, image_format: str = "JPEG", image_quality: int = 90, image_detail: str | None = None,
                  timeout: float = DEFAULT_TIMEOUT_S, reasoning_effort: str | None = None,
                  max_completion_tokens: int | None = None, max_tokens: int | None = None,
-                 thinking: str | bool | None = None, **kwargs) -> None:
+                 thinking: str | bool | None = None, frames_as: str = "images", **kwargs) -> None:
+        video_args = {k: kwargs.pop(k) for k in BUDGET_ARGS if k in kwargs}
+        for k in _EVALUATOR_ARGS:
+            kwargs.pop(k, None)
+        unknown = sorted(set(kwargs) - _known_args(type(self)))
+        if unknown:
+            raise MedHorizonError(f"medhorizon_openai: unknown model arg(s) {', '.join(unknown)}; this bridge takes "
+                                  f"{', '.join(sorted(_known_args(type(self)) | set(BUDGET_ARGS)))}")
         super().__init__(timeout=timeout, **kwargs)
+        if frames_as not in FRAMES_AS:
+            raise MedHorizonError(f"medhorizon_openai: frames_as must be one of {', '.join(FRAMES_AS)}, "
+                                  f"got {frames_as!r}")
+        if video_args and frames_as != "video":
+            raise MedHorizonError(f"medhorizon_openai: {', '.join(video_args)} size the frames of frames_as=video "
+                                  "only")
+        if frames_as == "video" and str(image_format).upper() not in ("JPEG", "JPG"):
+            raise MedHorizonError("medhorizon_openai: frames_as=video sends a JPEG frame sequence (vLLM's "
+                                  f"video/jpeg), not image_format={image_format}")
+        self.frames_as = frames_as
+        self.video = VideoRequest(int(image_quality), **video_args) if frames_as == "video" else None
         self.image_format = str(image_format).upper().replace("JPG", "JPEG")
         if self.image_format not in MIME:
             raise ValueError(f"image_format must be one of {', '.join(MIME)}, got {image_format!r}")
@@ -133,10 +172,15 @@ class OpenAICompatible(_OpenAICompatible):
         return parts
 
     def planned_payload(self, context: str, frames: PlannedFrames | None, gen_kwargs: dict) -> dict:
-        """The chat completions request for one item (no frames: text only), its fields by the provider's rule."""
-        content = [*(self.frame_content(frames) if frames else []), {"type": "text", "text": context}]
+        """The chat completions request for one item (no frames: text only), its fields by the provider's rule;
+        with ``frames_as=video`` the frames are one video part and its vLLM kwargs."""
+        video = self.video is not None and bool(frames)
+        parts = ([self.video.content_part(frames)] if video else self.frame_content(frames)) if frames else []
+        content = [*parts, {"type": "text", "text": context}]
         fields = request_fields(self.model_version, _get_max_new_tokens(gen_kwargs), gen_kwargs.get("temperature", 0),
                                 self.request_args, self.rule)
+        if video:
+            fields = {**fields, **self.video.fields(frames)}
         return {"model": self.model_version, "messages": [{"role": "user", "content": content}], **fields}
 
     def _send(self, payload: dict) -> GenerationResult:

@@ -24,7 +24,7 @@ from ....core.video.planned_frames import PlannedFrames
 from .base import PlannedFramesBridge, model_device
 from .frames import frames_array, shown_times
 
-__all__ = ["VideoLLaMA3", "video_message"]
+__all__ = ["VideoLLaMA3", "HuluMed", "video_message"]
 
 
 def video_message(context: str, frames: PlannedFrames) -> list[dict]:
@@ -42,6 +42,12 @@ class VideoLLaMA3(PlannedFramesBridge, _VideoLLaMA3):
 
     answers_failed_plans = True  # the wrapper sends an empty conversation for a request without visuals
 
+    def generate_extra(self, frames: PlannedFrames) -> dict:
+        return {}
+
+    def decode_extra(self) -> dict:
+        return {}
+
     def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
         inputs = self.processor(conversation=video_message(context, frames), return_tensors="pt",
                                 add_generation_prompt=True)
@@ -55,5 +61,22 @@ class VideoLLaMA3(PlannedFramesBridge, _VideoLLaMA3):
                 **inputs, do_sample=sample, temperature=gen_kwargs.get("temperature", 0.2 if sample else 1.0),
                 max_new_tokens=gen_kwargs.get("max_new_tokens", 2048), top_p=gen_kwargs.get("top_p", 0.9 if sample else 1.0),
                 top_k=gen_kwargs.get("top_k", 20 if sample else 50), use_cache=True,
-                pad_token_id=self.processor.tokenizer.eos_token_id)
-        return self.processor.batch_decode(output_ids, skip_special_tokens=True)[0].strip()
+                pad_token_id=self.processor.tokenizer.eos_token_id, **self.generate_extra(frames))
+        return self.processor.batch_decode(output_ids, skip_special_tokens=True, **self.decode_extra())[0].strip()
+
+
+class HuluMed(VideoLLaMA3):
+    """Hulu-Med (no lmms-eval wrapper): loaded as lmms-eval's ``videollama3`` wrapper loads a model
+    (``AutoModelForCausalLM`` + ``AutoProcessor``, remote code); its processor is VideoLLaMA3's, so the planned
+    frames go as one video with their ``timestamps`` (its chat template prints ``Time {t}s:`` before each frame),
+    ``modals=["video"]`` to ``generate`` and ``use_think=False`` to the decoding, as its README does. Its remote
+    code pins transformers 4.51.2 (its requirements.txt)."""
+
+    def __init__(self, pretrained: str = "ZJU-AI4H/Hulu-Med-7B", **kwargs) -> None:
+        super().__init__(pretrained=pretrained, **kwargs)
+
+    def generate_extra(self, frames: PlannedFrames) -> dict:
+        return {"modals": ["video" if frames else "text"]}
+
+    def decode_extra(self) -> dict:
+        return {"use_think": False}
