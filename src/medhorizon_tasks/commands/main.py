@@ -2,7 +2,7 @@
 
 Sub-commands: ``score``, ``compare``, ``blind-audit``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
 ``prepare-frames``, ``cache``, ``synthetic``, ``check``, ``run``, ``vlmeval``, ``task-path``, ``leaderboard``, ``build-dataset``,
-``videos``, ``surghi``, ``protocol``; each module of this package adds its command(s)
+``videos``, ``surghi``, ``protocol``, ``select``; each module of this package adds its command(s)
 (``add_parser``, the handler beside it), and :func:`build_parser` assembles them. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
         prepare_frames,
         protocol,
         score,
+        select,
         stats,
         surghi,
         synthetic,
@@ -49,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="medhorizon-tasks", description=DESCRIPTION)
     sub = p.add_subparsers(dest="command", required=True)
-    for command in (score, compare, demo, diagnose, stats, plot, prepare_frames, synthetic, check,
+    for command in (score, compare, demo, diagnose, stats, select, plot, prepare_frames, synthetic, check,
                     launch, leaderboard, build_dataset, videos, surghi, protocol):
         command.add_parser(sub)
     return p
