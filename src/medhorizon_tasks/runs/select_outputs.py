@@ -47,7 +47,7 @@ def write_outputs(job, units, records: dict, identity: dict, this_run: dict) -> 
         for i in u.items:
             by_uid[job.items[i].uid] = {"video": u, "rec": rec}
     summary: dict = {"identity": identity, "items": len(job.items), "videos": len(units),
-                     "video_errors": errors, "selections": {}, "this_run": this_run}
+                     "video_errors": errors, "selections": {}}
     for sel in job.selectors:
         key = selection_key(sel.name, sel.budget)
         rows, shown, needle = [], {}, []
@@ -77,7 +77,9 @@ def write_outputs(job, units, records: dict, identity: dict, this_run: dict) -> 
         summary["selections"][key] = entry
     if job.recall and len({s.budget for s in job.selectors}) > 1:
         _plot(summary, out / "recall.png")
+    # this_run (which process selected what) stays out of the file, which is then the same whatever the processes
     atomic_write_json(out / "select.json", summary)
+    summary["this_run"] = this_run
     summary["text"] = "\n".join(summary_lines(summary))
     return summary
 

@@ -12,12 +12,15 @@ of the synthetic benchmark ends with ``[probe #<tag>]`` and its evidence frames 
 The cosine of a question and a frame is therefore 1 on the question's own evidence frames and 0
 everywhere else (another question's evidence included), and two frames are 1-similar exactly when they
 carry the same tag. Registered as ``synthetic_probe`` under the entry-point group
-``medhorizon_tasks.relevance_scorers`` (``medhorizon-tasks select --scorer synthetic_probe``).
+``medhorizon_tasks.relevance_scorers`` (``medhorizon-tasks select --scorer synthetic_probe``). Keyword
+argument (``--scorer-arg``): ``delay``, seconds to sleep per ``encode_text`` call (once per video; lets a
+test interrupt a run).
 """
 
 from __future__ import annotations
 
 import re
+import time
 
 import numpy as np
 
@@ -33,10 +36,12 @@ class TagProbe:
     kind = "image"
     name = "synthetic_probe"
 
-    def __init__(self, *, device: str = "cpu", dtype: str = "float32"):
-        self.device, self.dtype = device, dtype
+    def __init__(self, *, delay: float = 0.0, device: str = "cpu", dtype: str = "float32"):
+        self.device, self.dtype, self.delay = device, dtype, float(delay)
 
     def encode_text(self, texts: list[str]) -> np.ndarray:
+        if self.delay:
+            time.sleep(self.delay)
         out = np.zeros((len(texts), TAGS), dtype=np.float32)
         for i, text in enumerate(texts):
             m = _TAG.search(text)
