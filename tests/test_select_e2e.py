@@ -148,3 +148,39 @@ def test_a_sigkilled_run_rerun_redoes_only_the_unfinished_videos_and_gives_ident
     assert len(journal.read_bytes().splitlines()) == 16  # nothing journaled twice
     again = subprocess.run(cmd, env=_env(synthetic), capture_output=True, text=True, timeout=900)
     assert again.returncode == 0 and "up to date" in again.stderr and "aks-16: evidence recall" in again.stdout
+
+
+# ------------------------------------------------------------------ the task variants show the selection
+
+def test_the_aks128_task_shows_the_selected_frames_through_lmms_eval(synthetic, tmp_path, monkeypatch):
+    from medhorizon_tasks.adapters.lmms_eval.runner import run_lmms_eval
+    from medhorizon_tasks.benchmarks.medhorizon import scoring
+    from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_frames
+    from medhorizon_tasks.data.synthetic.probes import image_digest
+
+    monkeypatch.setenv("MEDHORIZON_SYNTHETIC_DIR", str(synthetic.root))
+    sel = tmp_path / "sel"
+    assert main(["select", "--synthetic", "--selector", "aks", "--scorer", "synthetic_probe", "--budget", "128",
+                 "--out", str(sel), "--no-progress"]) == 0
+    record = tmp_path / "received.jsonl"
+    task = "medhorizon_synthetic_aks128"
+    run = run_lmms_eval("medhorizon_needle", [task], tmp_path / "lmms", model_args=f"record_path={record}",
+                        env={"MEDHORIZON_SELECTION": str(sel)})
+    items = {it.uid: it for it in load_release(synthetic.data_path)}
+    rows = {r["uid"]: r for r in _lines(sel / "selection-aks-128.jsonl")}
+    samples = [json.loads(x) for x in run.samples[task].read_text().splitlines()]
+    uid_of = {s["doc_id"]: s["accuracy"]["uid"] for s in samples}
+    received = [json.loads(x) for x in record.read_text().splitlines()]
+    assert len(received) == len(items)
+    monkeypatch.setenv("MEDHORIZON_SELECTION", str(sel))
+    setting = FrameSetting.from_kwargs({"mode": "visual", "frames": 128, "strategy": "selected", "selector": "aks"})
+    for r in received[:10]:
+        item = items[uid_of[r["doc_id"]]]
+        plan, frames = load_frames(item, setting, synthetic.video_root)
+        assert list(plan.indices) == rows[item.uid]["indices"]
+        assert r["images"] == [image_digest(f) for f in frames]
+        assert "Frame timestamps in seconds: " + ", ".join(f"{t:.1f}" for t in plan.timestamps) in r["prompt"]
+    preds = scoring.read_predictions(run.samples[task], list(items))
+    recs = scoring.score_predictions(list(items.values()), preds)
+    assert sum(r["correct"] for r in recs) == len(recs)  # the probe scorer's AKS frames hold every needle
+    assert run.results["results"][task]["accuracy,none"] == 1.0

@@ -3,6 +3,8 @@
 * ``protocol ROW``: print the lmms-eval command for a row (e.g. ``qwen3_vl_8b``, ``sureon_gpt_5_1``),
   with the row's model args (reasoning effort, thinking switch) and generation budget (``--gen_kwargs``);
   exit 2 with the reason when the row cannot be run here;
+* ``protocol ROW`` for a selector row (``aks``, ``wfs_sb``, ``vilamp``): the recipe, ``select`` then your base
+  model on the task that shows the selection;
 * ``protocol --list``: every row, its frame setting, adapter, task and budget;
 * ``protocol --markdown [--benchmark sureon]``: the README's table of MedHorizon's (or Sureon's) rows.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import argparse
 
 from ..benchmarks.medhorizon import model_settings as medhorizon_rows
-from ..benchmarks.medhorizon.model_settings import generation, lmms_eval_command, markdown_table
+from ..benchmarks.medhorizon.model_settings import generation, lmms_eval_command, markdown_table, selection_recipe
 from ..benchmarks.sureon import model_settings as sureon_rows
 from ..core.errors import MedHorizonError
 
@@ -41,6 +43,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def _describe(s) -> str:
+    if s.selection:
+        return f"{s.frames} selected frames"
     if s.tasks:
         return s.input_shown
     return f"{s.frames} frames" if s.frames else (f"{s.fps:g} FPS, cap {s.cap}" if s.cap else s.input_shown)
@@ -53,13 +57,16 @@ def _cmd_protocol(args) -> int:
     if args.list or not args.row:
         width = max(len(row) for row in ROWS)
         for s in ROWS.values():
-            run = (f"{s.adapter} on {s.task}, {generation(s)}" if s.runnable else f"not runnable here: {s.note}")
+            if s.selection:
+                run = f"runnable as its selection: `select --selector {s.selection}`, then your base model on {s.task}"
+            else:
+                run = f"{s.adapter} on {s.task}, {generation(s)}" if s.runnable else f"not runnable here: {s.note}"
             print(f"{s.row:<{width}}  {s.paper_row} ({s.table}; {_describe(s)}): {run}")
         return 0
     s = ROWS.get(args.row)
     if s is None:
         raise MedHorizonError(f"unknown row {args.row!r}; rows: {', '.join(ROWS)}")
-    command = lmms_eval_command(s, args.output_path)
+    command = lmms_eval_command(s, args.output_path) or selection_recipe(s, args.output_path)
     if command is None:
         raise MedHorizonError(f"{s.paper_row} cannot be run with this package: {s.note}")
     print(command)

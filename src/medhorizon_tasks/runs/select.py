@@ -42,16 +42,12 @@ from ..core.sampling import FramePlan, fps_candidates
 from ..core.selectors import UniformSelect, plan_selection
 from ..core.video.decode import decode_plan
 from ..core.video.prepared import DEFAULT_MAX_SIDE
+from .select_outputs import FILES, selection_key, write_outputs
 from .zeroshot import _marker_digest, shard_from_env
 
 __all__ = ["SelectJob", "selection_key", "run", "shard_from_env"]
 
 JOURNAL_DIR = "journal"
-
-
-def selection_key(name: str, budget: int) -> str:
-    """How a selection is named in the journal and its file (``aks-128``)."""
-    return f"{name}-{budget}"
 
 
 @dataclass
@@ -175,8 +171,6 @@ def _needle(path: Path, meta, plan: FramePlan, item: Item, job: SelectJob, index
 def run(job: SelectJob) -> dict | None:
     """Select for this process's share of the videos; if every video is journaled, write the outputs.
     Returns the summary when this process wrote them, else None (another process will)."""
-    from .select_outputs import FILES, write_outputs
-
     ident, description = job.identity()
     units = videos_of(job.items)
     rank, world = job.shard

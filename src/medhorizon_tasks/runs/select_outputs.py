@@ -22,12 +22,15 @@ from ..benchmarks.medhorizon.evidence_recall import evidence_recall, format_reca
 from ..core.safeio import atomic_write_json, atomic_write_jsonl
 from ..core.text import pct
 
-__all__ = ["FILES", "write_outputs", "summary_lines"]
+__all__ = ["FILES", "selection_key", "write_outputs", "summary_lines"]
+
+
+def selection_key(name: str, budget: int) -> str:
+    """How a selection is named in the journal and its file (``aks-128``)."""
+    return f"{name}-{budget}"
 
 
 def FILES(job) -> list[str]:  # noqa: N802 - a table of names, like zeroshot_outputs.FILES
-    from .select import selection_key
-
     names = [f"selection-{selection_key(s.name, s.budget)}.jsonl" for s in job.selectors] + ["select.json"]
     if job.recall and len({s.budget for s in job.selectors}) > 1:
         names.append("recall.png")
@@ -35,8 +38,6 @@ def FILES(job) -> list[str]:  # noqa: N802 - a table of names, like zeroshot_out
 
 
 def write_outputs(job, units, records: dict, identity: dict, this_run: dict) -> dict:
-    from .select import selection_key
-
     out = Path(job.out)
     by_uid: dict[str, dict] = {}
     errors: list[str] = []

@@ -31,7 +31,12 @@ reasoning") passes it as a model arg.
 Where the paper gives no number ("official processor cap", "official
 Qwen-style cap") the cap is the released processor's: 768 frames, the
 ``max_frames`` of Qwen3-VL's video processor and ``FPS_MAX_FRAMES`` of
-qwen-vl-utils (the Qwen2.5-VL family's reference video loader). Rows whose
+qwen-vl-utils (the Qwen2.5-VL family's reference video loader). The three
+specialised long-video rows (AKS, WFS-SB, ViLAMP; Table 7: "128 selected
+frames") are run in two steps (:func:`selection_recipe`): the method's
+selector (``medhorizon-tasks select``, :mod:`medhorizon_tasks.core.selectors`),
+then the base model the user names (the paper does not name it) on the task
+variant that shows the selection. Rows whose
 paper setting cannot be reproduced here (adaptive selectors, no lmms-eval
 wrapper, an unnamed checkpoint) have ``adapter=None`` and say why in
 ``note``. Framework-free: nothing here imports lmms-eval.
@@ -44,7 +49,7 @@ from dataclasses import dataclass
 
 from ..request_rules import rule_for
 
-__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "markdown_table", "QWEN_CAP",
+__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "selection_recipe", "markdown_table", "QWEN_CAP",
            "REASONING_BUDGET", "QWEN3_VL_THINKING_BUDGET", "closed_row"]
 
 QWEN_CAP = 768  # Qwen3VLVideoProcessor.max_frames == qwen-vl-utils FPS_MAX_FRAMES
@@ -56,6 +61,7 @@ _QWEN25_PIXELS = "video: 128..768 tokens of 28x28 px per frame, 115,200 tokens p
 _QWEN3_PIXELS = "video: 128..768 tokens of 32x32 px per frame, 115,200 tokens per video (qwen-vl-utils)"
 _API_PIXELS = "frames at the task's max_side (448 px), JPEG q90; the provider's own image scaling"
 _LLAVA_PIXELS = "the model's image processor (384x384 per frame)"
+_CLIP_B32 = "open_clip:ViT-B-32/openai"
 _OPENAI_COMPAT = "OpenAI-compatible chat API (frames as images, each after its <t seconds> label)"
 
 
@@ -76,6 +82,8 @@ class ModelSetting:
     note: str = ""
     max_new_tokens: int | None = None  # generation budget (None: the task's 256); printed as --gen_kwargs
     tasks: str | None = None     # the lmms-eval task(s), when not a MedHorizon frame setting (Sureon's rows)
+    selection: str = ""          # selector rows run here: the `select --selector` name (the base model is the user's)
+    scorer: str = ""             # and the scorer the recipe names
 
     @property
     def task(self) -> str | None:
@@ -92,7 +100,7 @@ class ModelSetting:
 
     @property
     def runnable(self) -> bool:
-        return bool(self.adapter and self.task)
+        return bool((self.adapter or self.selection) and self.task)
 
 
 def closed_row(row, paper_row, model, base_url="", source="", *, table="Table 6", effort="", **frames) -> ModelSetting:
@@ -149,11 +157,18 @@ SETTINGS: tuple[ModelSetting, ...] = (
                  pixel_budget=_LLAVA_PIXELS, source="https://huggingface.co/lmms-lab",
                  note="needs LLaVA-NeXT's llava package"),
     ModelSetting("aks", "AKS", "Table 7", "128", frames=128, selector=True, source="https://github.com/ncTimTang/AKS",
-                 note="adaptive keyframe selector: its released selector, not a uniform plan"),
+                 tasks="medhorizon_aks128", selection="aks", scorer=_CLIP_B32,
+                 note="AKS's selection (judge-or-split, t1 0.8, depth 5) on 1 FPS relevance from CLIP ViT-B/32, "
+                      "AKS's CLIP option (its default BLIP ITM head is not a scorer here), shown to your base model"),
     ModelSetting("vilamp", "ViLAMP", "Table 7", "128", frames=128, selector=True, source="https://github.com/steven-ccq/ViLAMP",
-                 note="adaptive selector: its released inference path, not a uniform plan"),
+                 tasks="medhorizon_vilamp_select128", selection="vilamp", scorer=_CLIP_B32,
+                 note="ViLAMP's differential keyframe selection (CLIP ViT-B/32, threshold 0.2, suppression 0.85) "
+                      "shown to your base model; ViLAMP's own model (its feature merging) needs its repository"),
     ModelSetting("wfs_sb", "WFS-SB", "Table 7", "128", frames=128, selector=True, source="https://github.com/MAC-AutoML/WFS-SB",
-                 note="adaptive selector: its released inference path, not a uniform plan"),
+                 tasks="medhorizon_wfs128", selection="wfs_sb", scorer=_CLIP_B32,
+                 note="WFS-SB's selection (db4 wavelet clips, softmax budgets, MMR) on 1 FPS relevance from CLIP "
+                      "ViT-B/32, WFS-SB's CLIP option (its default BLIP-2 ITM head is not a scorer here), shown to "
+                      "your base model"),
     ModelSetting("videollama3_7b", "VideoLLaMA3-7B", "Table 7", "1 FPS", fps=1, cap=128,
                  adapter="medhorizon_videollama3", model_args="pretrained=DAMO-NLP-SG/VideoLLaMA3-7B",
                  pixel_budget="the model's processor (VideoLLaMA3 video settings)",
@@ -199,12 +214,27 @@ def lmms_eval_command(s: ModelSetting, output_path: str = "results/") -> str | N
     """The lmms-eval command line for a row (None when the row has no adapter or task), each argument quoted with
     ``shlex`` so that the shell gives lmms-eval exactly these values. No ``--include_path``:
     lmms-eval finds this package's tasks by itself (:mod:`medhorizon_tasks.adapters.lmms_eval.startup`)."""
-    if not s.runnable:
+    if not s.runnable or not s.adapter:
         return None
     args = ["lmms-eval", "--model", s.adapter, *(["--model_args", s.model_args] if s.model_args else []),
             "--tasks", s.task, *(["--gen_kwargs", generation(s)] if s.max_new_tokens else []),
             "--batch_size", "1", "--log_samples", "--output_path", output_path]
     return shlex.join(args)  # every value quoted for the shell: a space or a ';' in a path stays in its argument
+
+
+def selection_recipe(s: ModelSetting, output_path: str = "results/", selections: str = "selections/") -> str | None:
+    """A selector row's two steps: the selection pre-pass, then the user's base model on the task that shows it
+    (None for other rows)."""
+    if not s.selection:
+        return None
+    select = shlex.join(["medhorizon-tasks", "select", "--selector", s.selection, "--scorer", s.scorer, "--budget",
+                         str(s.frames), "--recall", "--out", selections])
+    run = shlex.join(["lmms-eval", "--model", "MODEL", "--model_args", "MODEL_ARGS", "--tasks", s.task,
+                      "--batch_size", "1", "--log_samples", "--output_path", output_path])
+    return "\n".join([f"# {s.paper_row} (MedHorizon {s.table}: {s.frames} selected frames): {s.note}.",
+                      f"# 1. the selection (sharded under `accelerate launch`, resumable; {s.source}):", select,
+                      "# 2. your base model on the selected frames (the paper does not name it; `medhorizon-tasks "
+                      "protocol --list` shows the adapters):", f"MEDHORIZON_SELECTION={shlex.quote(selections)} {run}"])
 
 
 def generation(s: ModelSetting) -> str:
@@ -218,13 +248,16 @@ def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
     lines = ["| paper row | input (paper) | adapter | model args | task | generation | command |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for s in settings:
-        if s.tasks:
+        if s.selection:
+            paper_input = f"{s.frames} selected frames"
+        elif s.tasks:
             paper_input = s.input_shown
         elif s.fps and s.cap:
             paper_input = f"{s.input_shown}, cap {s.cap:,}"
         else:
             paper_input = f"{s.frames} frames" if s.frames else f"{s.input_shown}, cap unknown"
-        cells = [f"{s.paper_row} ({s.table})", paper_input, f"`{s.adapter}`" if s.adapter else "—",
+        adapter = f"`{s.adapter}`" if s.adapter else ("your base model" if s.selection else "—")
+        cells = [f"{s.paper_row} ({s.table})", paper_input, adapter,
                  f"`{s.model_args}`" if s.adapter and s.model_args else "—", f"`{s.task}`" if s.task else "—",
                  f"`{generation(s)}`" if s.max_new_tokens else "256 tokens",
                  f"`medhorizon-tasks protocol {s.row}`" if s.runnable else f"not run here: {s.note}"]
