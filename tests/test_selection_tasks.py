@@ -100,3 +100,28 @@ def test_protocol_prints_the_selector_rows_recipe_and_lists_them_runnable(capsys
                       ("vilamp", "medhorizon_vilamp_select128")):
         assert "runnable as its selection" in listed[row] and task in listed[row]
         assert "not runnable" not in listed[row]
+
+
+def test_stats_recall_shows_uniform_budgets_and_a_selection_beside_them(synthetic, tmp_path, capsys):
+    from medhorizon_tasks.benchmarks.medhorizon.evidence_recall import evidence_recall, uniform_timestamps
+    from medhorizon_tasks.benchmarks.medhorizon.protocol import evidence_seconds
+    from medhorizon_tasks.benchmarks.medhorizon.release import load_release
+    from medhorizon_tasks.commands.main import main
+    from medhorizon_tasks.core.sampling import Uniform
+
+    items = load_release(synthetic.data_path)
+    # a hand-made "selection": each item's first evidence window start, i.e. every localizable item hit
+    _write(tmp_path / "sel", [{"uid": it.uid, "video_key": it.video_key, "indices": [1],
+                               "timestamps": [evidence_seconds(it)[0][0]] if it.evidence_windows else [0.0]}
+                              for it in items], name="selection-mine-16.jsonl")
+    assert main(["stats", "--data", str(synthetic.data_path), "--recall", "--selection", str(tmp_path / "sel"),
+                 "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)["evidence_recall"]
+    u16 = evidence_recall(items, uniform_timestamps(items, Uniform(16)))["item_recall"]
+    assert [r["budget"] for r in rep["uniform"]] == [4, 8, 16, 32, 64, 128, 256, 512]
+    assert rep["uniform"][2]["item_recall"] == pytest.approx(u16) and u16 < 0.6
+    assert rep["mine (selected)"] == [{"budget": 16, "item_recall": 1.0, "window_recall": rep["mine (selected)"][0][
+        "window_recall"], "n_scored": rep["uniform"][0]["n_scored"]}]
+    assert main(["stats", "--data", str(synthetic.data_path), "--recall"]) == 0
+    text = capsys.readouterr().out
+    assert "| frames | uniform item recall |" in text and f"| 16 | {100 * u16:.1f}% |" in text
