@@ -5,8 +5,9 @@ medhorizon_tasks.core.selectors), including each method's quirk and fallbacks.
 """
 
 import math
+import re
 import sys
-import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -204,30 +205,27 @@ def test_builtin_selectors_load_by_name_and_unknown_names_are_listed():
         load_selector("aks", 0)
 
 
-def test_a_users_selector_plugs_in_by_entry_point(tmp_path, monkeypatch):
-    (tmp_path / "my_sel.py").write_text(textwrap.dedent("""
-        import numpy as np
-        from medhorizon_tasks.core.selectors import Selection
-
-        class LastFrames:
-            name, version, uses_embeddings = "last", "0.3", False
-            def __init__(self, budget, offset=0):
-                self.budget, self.offset = budget, offset
-            def describe(self):
-                return f"last(budget={self.budget})"
-            def select(self, scores, embeddings=None):
-                n = len(scores)
-                return Selection(np.arange(max(0, n - self.budget), n))
-    """))
-    dist = tmp_path / "my_sel-0.3.dist-info"
+def test_the_docs_example_selector_plugs_in_by_entry_point(tmp_path, monkeypatch):
+    """The plug-in example of docs/selectors.md, registered as the page says, runs as written."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "selectors.md").read_text(encoding="utf-8")
+    code = re.search(r"```python\n# my_selectors.py\n(.*?)```", page, re.S).group(1)
+    entry = re.search(r'```toml\n(\[project.entry-points."medhorizon_tasks.frame_selectors"\]\n.*?)```', page,
+                      re.S).group(1)
+    (tmp_path / "my_selectors.py").write_text(code)
+    dist = tmp_path / "my_selectors-1.0.dist-info"
     dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: my-sel\nVersion: 0.3\n")
-    (dist / "entry_points.txt").write_text(f"[{SELECTOR_GROUP}]\nlast = my_sel:LastFrames\n")
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: my-selectors\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(entry.replace('[project.entry-points."medhorizon_tasks.frame_selectors"]',
+                                                         f"[{SELECTOR_GROUP}]").replace('"', ""))
     monkeypatch.syspath_prepend(str(tmp_path))
-    sel = load_selector("last", 3)
-    plan = plan_selection(VideoMeta(10, 1.0), sel, np.zeros(10))
-    assert plan.indices == (7, 8, 9) and plan.policy == "last(budget=3)@0.3"
-    sys.modules.pop("my_sel", None)
+    try:
+        sel = load_selector("topk", 3)
+        s = np.zeros(10)
+        s[[8, 2, 5, 6]] = [0.9, 0.8, 0.1, 0.7]
+        plan = plan_selection(VideoMeta(10, 1.0), sel, s)
+        assert plan.indices == (2, 6, 8) and plan.policy == "topk(budget=3)@1.0"
+    finally:
+        sys.modules.pop("my_selectors", None)
 
 
 # ------------------------------------------------------------------ evidence recall

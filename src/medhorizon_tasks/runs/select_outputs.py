@@ -129,6 +129,9 @@ def _plot(summary: dict, path: Path) -> None:
         ax.plot([b for b, _ in pts], [r for _, r in pts], marker="o", label=name,
                 linestyle="--" if name == "uniform" else "-")
     ax.set_xscale("log", base=2)
+    budgets = sorted({b for pts in curves.values() for b, _ in pts})
+    ax.set_xticks(budgets, [str(b) for b in budgets])
+    ax.minorticks_off()
     ax.set_xlabel("frames shown (budget)")
     ax.set_ylabel("evidence recall, items (%)")
     ax.set_ylim(0, 100)
