@@ -277,3 +277,9 @@ def test_uniform_recall_from_metadata_alone_grows_with_the_budget():
     assert r[0] < r[1] < r[2] == 1.0
     with pytest.raises(TypeError):
         uniform_timestamps(items, Selected((1,)))
+
+
+def test_wfs_without_pywavelets_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pywt", None)  # `import pywt` raises ImportError
+    with pytest.raises(MedHorizonError, match=r"PyWavelets.*medhorizon-tasks\[selectors\]"):
+        load_selector("wfs_sb", 16)

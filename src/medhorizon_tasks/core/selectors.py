@@ -113,6 +113,15 @@ def _unit(x: np.ndarray) -> np.ndarray:
     return x / np.where(norm > 0, norm, 1.0)
 
 
+def _pywt():
+    try:
+        import pywt
+    except ImportError:
+        raise MedHorizonError("WFS-SB's selector needs PyWavelets (its db4 wavelet transform): "
+                              'pip install "medhorizon-tasks[selectors]"') from None
+    return pywt
+
+
 def _as_scores(scores) -> np.ndarray:
     s = np.asarray(scores, dtype=np.float64).reshape(-1)
     if not np.isfinite(s).all():
@@ -223,13 +232,13 @@ class Wfs:
 
     def __post_init__(self):
         _check_budget(self.budget)
+        _pywt()  # a clear error before any video is scored
 
     def describe(self) -> str:
         return f"wfs_sb(budget={self.budget},wavelet={self.wavelet},lambda={self.lam:g})"
 
     def level(self, n: int) -> int:
-        import pywt
-
+        pywt = _pywt()
         top = pywt.dwt_max_level(n, pywt.Wavelet(self.wavelet).dec_len)
         if n <= 1 or top <= 1:
             return 1
@@ -237,8 +246,7 @@ class Wfs:
 
     def detail(self, rel: np.ndarray) -> np.ndarray:
         """The coarsest detail band of the DWT, reconstructed alone, on the candidates' timeline."""
-        import pywt
-
+        pywt = _pywt()
         coeffs = pywt.wavedec(rel, self.wavelet, level=self.level(len(rel)), mode="symmetric")
         kept = [c if k == 1 else np.zeros_like(c) for k, c in enumerate(coeffs)]
         return pywt.waverec(kept, self.wavelet, mode="symmetric")[:len(rel)]
