@@ -125,3 +125,17 @@ def test_stats_recall_shows_uniform_budgets_and_a_selection_beside_them(syntheti
     assert main(["stats", "--data", str(synthetic.data_path), "--recall"]) == 0
     text = capsys.readouterr().out
     assert "| frames | uniform item recall |" in text and f"| 16 | {100 * u16:.1f}% |" in text
+
+
+def test_every_selector_parameter_is_in_the_select_runs_identity():
+    from pathlib import Path
+
+    from medhorizon_tasks.core.selectors import Aks, Wfs
+    from medhorizon_tasks.runs.select import SelectJob
+
+    def ident(*selectors):
+        return SelectJob([], Path("."), Path("out"), None, "scorer", list(selectors)).identity()[0]
+
+    assert ident(Wfs(16)) == ident(Wfs(16))
+    assert ident(Wfs(16)) != ident(Wfs(16, w_max=0.5)), "a weight describe() does not show still counts"
+    assert ident(Aks(16)) != ident(Aks(16, t1=0.7)) != ident(Aks(32))

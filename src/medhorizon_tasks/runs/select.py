@@ -76,8 +76,9 @@ class SelectJob:
                                                  if selection_key("uniform", b) not in have]
 
     def identity(self) -> tuple[str, dict]:
-        sels = [f"{selection_key(s.name, s.budget)}:{s.describe()}@{getattr(s, 'version', '?')}"
-                for s in self.selectors]
+        # every parameter of a selector, not only what describe() shows (a --selector-arg changes the identity)
+        sels = [f"{selection_key(s.name, s.budget)}:{s.describe()}@{getattr(s, 'version', '?')}:"
+                + request_key(dict(sorted(getattr(s, "__dict__", {}).items())))[:12] for s in self.selectors]
         return run_identity(self.scorer_spec, self.scorer_args, selectors=sels, fps=self.fps,
                             device=self.device.split(":")[0], dtype=self.dtype, batch_size=self.batch_size,
                             max_side=self.max_side, needle=self.needle)
