@@ -1,7 +1,8 @@
 """``medhorizon-tasks select`` through the real command on the synthetic benchmark: the probe scorer that reads the
 visual code (AKS and WFS-SB recall and needle accuracy far above uniform's at 16 frames), a tiny randomly
 initialised open_clip model, two processes under ``accelerate launch`` and a SIGKILLed run, rerun, both
-byte-identical to one uninterrupted process."""
+byte-identical to one uninterrupted process; the task variants show the selected frames to the needle probe
+through lmms-eval (medhorizon_synthetic_aks128) and VLMEvalKit (MedHorizon_Synthetic_vilamp_select128)."""
 
 from __future__ import annotations
 
@@ -184,3 +185,40 @@ def test_the_aks128_task_shows_the_selected_frames_through_lmms_eval(synthetic, 
     recs = scoring.score_predictions(list(items.values()), preds)
     assert sum(r["correct"] for r in recs) == len(recs)  # the probe scorer's AKS frames hold every needle
     assert run.results["results"][task]["accuracy,none"] == 1.0
+
+
+def test_the_vilamp_selection_reaches_the_needle_through_vlmevalkit(synthetic, tmp_path, monkeypatch):
+    from medhorizon_tasks.adapters.lmms_eval.runner import OFFLINE_ENV
+    from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_frames
+    from medhorizon_tasks.data.synthetic.probes import image_digest
+
+    monkeypatch.setenv("MEDHORIZON_SYNTHETIC_DIR", str(synthetic.root))
+    sel = tmp_path / "sel"
+    assert main(["select", "--synthetic", "--selector", "vilamp", "--scorer", "synthetic_probe", "--budget", "128",
+                 "--out", str(sel), "--no-progress"]) == 0
+    name = "MedHorizon_Synthetic_vilamp_select128"
+    out = tmp_path / "vlm"
+    (out / "lmu").mkdir(parents=True)
+    seen = out / "seen.jsonl"
+    (out / "config.json").write_text(json.dumps({
+        "model": {"medhorizon_needle": {"class": "MedHorizonNeedleProbe", "record_path": str(seen)}},
+        "data": {name: {}}}))
+    env = {**os.environ, **OFFLINE_ENV, "LMUData": str(out / "lmu"), "MEDHORIZON_SELECTION": str(sel),
+           "MEDHORIZON_SYNTHETIC_DIR": str(synthetic.root), "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    proc = subprocess.run([sys.executable, str(Path(__file__).parent / "vlmeval_launch.py"), "--config",
+                           str(out / "config.json"), "--work-dir", str(out / "work")], env=env, capture_output=True,
+                          text=True, timeout=3000, cwd=out)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    report = json.loads((out / "work" / "medhorizon_needle" / f"medhorizon_needle_{name}_report.json").read_text())
+    assert report["overall"]["accuracy"] == 1.0  # ViLAMP's keyframes on the probe's relevance hold every needle
+    items = {it.uid: it for it in load_release(synthetic.data_path)}
+    rows = {r["uid"]: r for r in _lines(sel / "selection-vilamp-128.jsonl")}
+    records = _lines(seen)
+    assert len(records) == len(items)
+    monkeypatch.setenv("MEDHORIZON_SELECTION", str(sel))
+    setting = FrameSetting.from_kwargs({"mode": "visual", "frames": 128, "strategy": "selected",
+                                        "selector": "vilamp"})
+    for it, rec in list(zip(items.values(), records))[::11]:
+        plan, frames = load_frames(it, setting, synthetic.video_root)
+        assert list(plan.indices) == rows[it.uid]["indices"]
+        assert rec["images"] == [image_digest(f) for f in frames], it.uid
