@@ -222,3 +222,21 @@ def test_the_vilamp_selection_reaches_the_needle_through_vlmevalkit(synthetic, t
         plan, frames = load_frames(it, setting, synthetic.video_root)
         assert list(plan.indices) == rows[it.uid]["indices"]
         assert rec["images"] == [image_digest(f) for f in frames], it.uid
+
+
+def test_a_tiny_blip_matching_head_scores_every_frame_question_pair(synthetic, tmp_path, capsys):
+    from tiny_encoders import build_hf_blip_itm
+
+    model = build_hf_blip_itm(tmp_path / "tiny-blip")
+    records = [json.loads(x) for x in synthetic.data_path.read_text().splitlines()]
+    short = sorted(records, key=lambda r: r["num_frames"] / r["fps"])[:2]
+    data = tmp_path / "short.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in short))
+    out = tmp_path / "out"
+    assert main(["select", "--data", str(data), "--video-root", str(synthetic.video_root), "--selector", "aks,wfs_sb",
+                 "--scorer", f"hf-itm:{model}", "--budget", "8", "--recall", "--out", str(out), "--no-progress",
+                 "--batch-size", "64"]) == 0
+    assert "aks-8: evidence recall: item" in capsys.readouterr().out
+    rows = _lines(out / "selection-wfs_sb-8.jsonl")
+    assert len(rows) == sum(len(r["qa"]) for r in short)
+    assert all(r["scorer"] == f"hf-itm:{model}" and len(r["indices"]) == 8 for r in rows)

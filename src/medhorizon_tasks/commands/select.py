@@ -21,7 +21,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     s = sub.add_parser(
         "select", help="query-aware frame selection (AKS, WFS-SB, ViLAMP) as a resumable pre-pass; evidence recall",
         description="Score every 1 FPS candidate frame of each MedHorizon video against each question with a dual "
-                    "encoder (each frame decoded and embedded once per video), let the selectors pick each item's "
+                    "encoder or a matching head (each frame decoded and embedded once per video), let the selectors pick each item's "
                     "frames, and write the selections (with the scorer, candidate fps and budget) for the task "
                     "variants medhorizon_aks128 / medhorizon_wfs128 / medhorizon_vilamp_select128. The uniform "
                     "plan on the same candidates is written beside. Sharded by video under `accelerate launch`, "
@@ -33,7 +33,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    help="keyword argument of every selector named (e.g. t1=0.7, depth=4; repeatable)")
     s.add_argument("--scorer", required=True,
                    help="open_clip:ARCH/PRETRAINED (AKS/ViLAMP's CLIP: open_clip:ViT-B-32/openai), hf:ID_OR_FOLDER, "
-                        "module:Class, synthetic_probe (reads the synthetic benchmark's code), or a name registered "
+                        "hf-itm:ID_OR_FOLDER (BLIP's image-text matching head, AKS's default: "
+                        "hf-itm:Salesforce/blip-itm-large-coco), module:Class, synthetic_probe (reads the synthetic benchmark's code), or a name registered "
                         "under medhorizon_tasks.relevance_scorers / medhorizon_tasks.zeroshot_encoders")
     s.add_argument("--scorer-arg", action="append", metavar="KEY=VALUE", help="keyword argument of the scorer")
     s.add_argument("--budget", default="128",

@@ -2,9 +2,9 @@
 
 For every video of the MedHorizon items: its candidate frames (the ``fps`` grid over the whole video,
 :func:`~medhorizon_tasks.core.sampling.fps_candidates`) are decoded once, a bounded block at a time,
-and embedded once by the scorer (a dual encoder, :mod:`medhorizon_tasks.adapters.encoders.scorers`);
-each question of the video is embedded once; a frame's relevance to a question is the cosine of the
-two. Every selector then picks each item's frames at every budget
+and embedded once by the scorer (:mod:`medhorizon_tasks.adapters.encoders.scorers`); for a dual encoder
+each question of the video is embedded once and a frame's relevance to a question is the cosine of the
+two; a matching head (``score_pairs``) scores every frame-question pair from the same decoded block. Every selector then picks each item's frames at every budget
 (:func:`~medhorizon_tasks.core.selectors.plan_selection`), the uniform baseline on the same candidates
 beside them. With ``needle`` (the synthetic benchmark) the selected frames are decoded and shown to the
 needle probe (:func:`~medhorizon_tasks.data.synthetic.probes.needle_answer`) with the task's prompt,
@@ -118,19 +118,25 @@ def _decode(path: Path, meta, indices: np.ndarray, job: SelectJob, uid: str, ind
     return decode_plan(path, plan, max_side=job.max_side, uid=uid, index=index)
 
 
-def _embed_candidates(job: SelectJob, path: Path, meta, cands: np.ndarray, uid: str, index) -> np.ndarray:
-    """Every candidate frame decoded once and embedded once, a bounded block of frames at a time."""
-    parts = []
+def _embed_candidates(job: SelectJob, path: Path, meta, cands: np.ndarray, uid: str, index,
+                      questions: list[str]) -> tuple[np.ndarray, np.ndarray | None]:
+    """Every candidate frame decoded once and embedded once, a bounded block of frames at a time; with a
+    matching head (``score_pairs``), each frame's relevance to every question from the same decoded block."""
+    parts, pairs = [], []
     block = 4 * job.batch_size
+    pair_scorer = getattr(job.scorer, "score_pairs", None)
     for start in range(0, len(cands), block):
         frames = _decode(path, meta, cands[start:start + block], job, uid, index)
         for b in range(0, len(frames), job.batch_size):
             chunk = frames[b:b + job.batch_size]
-            parts.append(as_embeddings(job.scorer.encode_images(chunk), len(chunk), "encode_images",
-                                       lambda i, s=start + b: f"candidate frame {int(cands[s + i])} of {path}",
+            name_of = lambda i, s=start + b: f"candidate frame {int(cands[s + i])} of {path}"  # noqa: E731
+            parts.append(as_embeddings(job.scorer.encode_images(chunk), len(chunk), "encode_images", name_of,
                                        parts[0].shape[1] if parts else None))
+            if pair_scorer is not None:
+                pairs.append(as_embeddings(pair_scorer(chunk, questions), len(chunk), "score_pairs", name_of,
+                                           len(questions)))
         del frames
-    return np.concatenate(parts)
+    return np.concatenate(parts), (np.concatenate(pairs) if pair_scorer is not None else None)
 
 
 def select_video(job: SelectJob, unit: VideoUnit) -> dict:
@@ -142,10 +148,12 @@ def select_video(job: SelectJob, unit: VideoUnit) -> dict:
         index = video_index(path, items[0].uid)
         meta = index.meta()
         cands = fps_candidates(meta, job.fps)
-        emb = _embed_candidates(job, path, meta, cands, items[0].uid, index)
-        text = as_embeddings(job.scorer.encode_text([it.question for it in items]), len(items), "encode_text",
-                             lambda i: f"the question of item {items[i].uid}", emb.shape[1])
-        scores = cosine_scores(emb, text)
+        questions = [it.question for it in items]
+        emb, scores = _embed_candidates(job, path, meta, cands, items[0].uid, index, questions)
+        if scores is None:  # a dual encoder: relevance = cosine of frame and question embeddings
+            text = as_embeddings(job.scorer.encode_text(questions), len(items), "encode_text",
+                                 lambda i: f"the question of item {items[i].uid}", emb.shape[1])
+            scores = cosine_scores(emb, text)
         out: dict[str, dict] = {}
         for q, it in enumerate(items):
             per: dict[str, dict] = {}

@@ -7,6 +7,8 @@ what the selectors that compare frames (WFS-SB's MMR, ViLAMP's suppression) comp
 
 * a name registered under the entry-point group :data:`SCORER_GROUP` (``synthetic_probe``: the code-reading
   probe of the synthetic MedHorizon benchmark, :class:`~medhorizon_tasks.data.synthetic.probe_scorer.TagProbe`);
+* ``hf-itm:ID_OR_FOLDER``: an image-text matching head (BLIP ITM, AKS's default), :class:`~.itm.ItmScorer`:
+  relevance = the head's match probability of each frame-question pair;
 * anything ``surghi zeroshot --encoder`` takes (``open_clip:ViT-B-32/openai``, ``hf:ID_OR_FOLDER``,
   ``module:Class``, a name of ``medhorizon_tasks.zeroshot_encoders``), see :func:`~.load_encoder`.
 """
@@ -27,6 +29,10 @@ SCORER_GROUP = "medhorizon_tasks.relevance_scorers"
 def load_scorer(spec: str, *, device: str, dtype: str, args: dict[str, Any] | None = None):
     """The scorer ``spec`` names (see the module doc), checked for ``encode_text`` and ``encode_images``."""
     args = dict(args or {})
+    if spec.startswith("hf-itm:"):
+        from .itm import ItmScorer
+
+        return ItmScorer(spec[len("hf-itm:"):], device=device, dtype=dtype, **args)
     found = [ep for ep in entry_points(group=SCORER_GROUP) if ep.name == spec]
     if found:
         try:
@@ -37,7 +43,8 @@ def load_scorer(spec: str, *, device: str, dtype: str, args: dict[str, Any] | No
         scorer = factory(device=device, dtype=dtype, **args)
     else:
         scorer = load_encoder(spec, device=device, dtype=dtype, args=args)
-    missing = [m for m in ("encode_text", "encode_images") if not callable(getattr(scorer, m, None))]
+    needed = ("encode_images", "score_pairs" if callable(getattr(scorer, "score_pairs", None)) else "encode_text")
+    missing = [m for m in needed if not callable(getattr(scorer, m, None))]
     if missing:
         raise MedHorizonError(f"--scorer {spec}: {type(scorer).__name__} has no {', '.join(missing)} (a scorer is "
                               "an image-text dual encoder: frames and questions embedded into one space)")

@@ -157,9 +157,10 @@ SETTINGS: tuple[ModelSetting, ...] = (
                  pixel_budget=_LLAVA_PIXELS, source="https://huggingface.co/lmms-lab",
                  note="needs LLaVA-NeXT's llava package"),
     ModelSetting("aks", "AKS", "Table 7", "128", frames=128, selector=True, source="https://github.com/ncTimTang/AKS",
-                 tasks="medhorizon_aks128", selection="aks", scorer=_CLIP_B32,
-                 note="AKS's selection (judge-or-split, t1 0.8, depth 5) on 1 FPS relevance from CLIP ViT-B/32, "
-                      "AKS's CLIP option (its default BLIP ITM head is not a scorer here), shown to your base model"),
+                 tasks="medhorizon_aks128", selection="aks", scorer="hf-itm:Salesforce/blip-itm-large-coco",
+                 note="AKS's selection (judge-or-split, t1 0.8, depth 5) on 1 FPS relevance from BLIP's image-text "
+                      "matching head, large (AKS's default; its CLIP option: --scorer open_clip:ViT-B-32/openai), "
+                      "shown to your base model"),
     ModelSetting("vilamp", "ViLAMP", "Table 7", "128", frames=128, selector=True, source="https://github.com/steven-ccq/ViLAMP",
                  tasks="medhorizon_vilamp_select128", selection="vilamp", scorer=_CLIP_B32,
                  note="ViLAMP's differential keyframe selection (CLIP ViT-B/32, threshold 0.2, suppression 0.85) "
