@@ -87,7 +87,11 @@ def test_rows_name_existing_adapters_or_say_why_not():
         else:
             assert s.note and M.lmms_eval_command(s) is None, s.row
     selectors = [s.row for s in M.SETTINGS if s.selector]
-    assert selectors == ["aks", "vilamp", "wfs_sb"] and all(M.setting(r).task is None for r in selectors)
+    assert selectors == ["aks", "vilamp", "wfs_sb"]
+    # run here as their selection (`select`, then the user's base model on the task that shows it)
+    assert [M.setting(r).task for r in selectors] == ["medhorizon_aks128", "medhorizon_vilamp_select128",
+                                                     "medhorizon_wfs128"]
+    assert all(M.setting(r).runnable and M.selection_recipe(M.setting(r)) for r in selectors)
 
 
 def test_command_line():
@@ -162,7 +166,7 @@ def test_the_printed_command_gives_the_shell_exactly_its_values(capsys):
                         "pretrained=Qwen/Qwen3-VL-8B-Instruct", "--tasks", "medhorizon_cap768", "--batch_size", "1",
                         "--log_samples", "--output_path", path]
     for s in M.SETTINGS:
-        if s.runnable:
+        if s.runnable and s.adapter:  # selector rows print a recipe (test_selection_tasks)
             argv = shlex.split(M.lmms_eval_command(s, "out dir"))
             assert argv[argv.index("--model_args") + 1] == s.model_args and argv[-1] == "out dir", s.row
 

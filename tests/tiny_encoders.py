@@ -122,3 +122,27 @@ class BrokenEncoder:
         if self.fault == "nan_frame":
             out[:, 1] = np.nan
         return out
+
+
+def build_hf_blip_itm(folder: Path, seed: int = 0) -> Path:
+    """A transformers ``BlipForImageTextRetrieval`` (2-layer, 32-wide towers, 32 px images, patch 8) with a
+    ``BertTokenizer`` over a vocabulary of single characters, saved with ``save_pretrained``."""
+    import torch
+    from transformers import BertTokenizer, BlipConfig, BlipForImageTextRetrieval, BlipImageProcessor, BlipProcessor
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"abcdefghijklmnopqrstuvwxyz0123456789#[]?.,:;'-()"]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    tok = BertTokenizer(str(folder / "vocab.txt"))
+    cfg = BlipConfig(
+        text_config={"vocab_size": len(vocab), "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+                     "intermediate_size": 64, "max_position_embeddings": 256, "encoder_hidden_size": 32,
+                     "pad_token_id": 0, "bos_token_id": 2, "sep_token_id": 3, "eos_token_id": 3},
+        vision_config={"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+                       "image_size": 32, "patch_size": 8},
+        projection_dim=16, image_text_hidden_size=16)
+    torch.manual_seed(seed)
+    BlipForImageTextRetrieval(cfg).eval().save_pretrained(folder)
+    BlipProcessor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}),
+                  tokenizer=tok).save_pretrained(folder)
+    return folder

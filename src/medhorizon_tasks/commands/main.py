@@ -2,7 +2,7 @@
 
 Sub-commands: ``score``, ``compare``, ``blind-audit``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
 ``prepare-frames``, ``cache``, ``synthetic``, ``check``, ``run``, ``vlmeval``, ``task-path``, ``leaderboard``, ``build-dataset``,
-``videos``, ``surghi``, ``protocol``; each module of this package adds its command(s)
+``videos``, ``surghi``, ``protocol``, ``select``; each module of this package adds its command(s)
 (``add_parser``, the handler beside it), and :func:`build_parser` assembles them. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
@@ -42,6 +42,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("diagnose", "diagnose", "run one of the paper's diagnostics for a model (resumable)"),
     ("sweep", "diagnose", "frame-budget sweep 4..512 (= diagnose budgets); resumes where it stopped"),
     ("stats", "stats", "evidence-sparsity statistics of a release (paper appendix 6.4)"),
+    ("select", "select", "query-aware frame selection (AKS, WFS-SB, ViLAMP) as a resumable pre-pass; evidence "
+     "recall"),
     ("plot", "plot", "plots (PNG, with 95%% CIs) from any results file the package writes"),
     ("prepare-frames", "prepare_frames", "decode frame plans into the frame cache ahead of a run"),
     ("cache", "prepare_frames", "frame cache (or packet index store) size report, or clear it (only the files it "

@@ -3,12 +3,15 @@
 * ``protocol NAME``: print the ``medhorizon-tasks run`` command (lmms-eval's arguments) for a row, named as
   ``score --paper-row`` names it: the registry row (``qwen3_vl_8b``, ``sureon_gpt_5_1``), the model as the
   paper prints it (``Qwen3-VL-8B``) or its checkpoint (``Qwen/Qwen3-VL-8B-Instruct``), with the row's model
-  args (reasoning effort, thinking switch) and generation budget (``--gen_kwargs``); exit 2 with the reason when the row cannot be run here;
+  args (reasoning effort, thinking switch) and generation budget (``--gen_kwargs``); exit 2 with the reason
+  when the row cannot be run here;
+* ``protocol NAME`` for a selector row (``aks``, ``wfs_sb``, ``vilamp``): the recipe, ``select`` then your base
+  model on the task that shows the selection;
 * ``protocol ROW --serve vllm [--tensor-parallel T --data-parallel D --nodes N --head HOST]``: the ``vllm serve``
   command(s) for the row's checkpoint and the ``medhorizon-tasks run`` that sends it the planned frames as video
   (:mod:`medhorizon_tasks.runs.vllm_serve`);
 * ``protocol --list``: every row of the three papers' tables, its frame setting, adapter, task and budget, or why
-  it cannot run (no public weights, an adaptive selector);
+  it cannot run (no public weights);
 * ``protocol --markdown [--benchmark sureon|surghi]``: the docs' table of MedHorizon's (Sureon's, SurgHiBench's)
   rows.
 
@@ -68,6 +71,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 
 def _describe(s) -> str:
+    if s.selection:
+        return f"{s.frames} selected frames"
     if s.tasks:
         return s.input_shown
     return f"{s.frames} frames" if s.frames else (f"{s.fps:g} FPS, cap {s.cap}" if s.cap else s.input_shown)
@@ -82,6 +87,8 @@ def _cmd_protocol(args) -> int:
         for s in ROWS.values():
             if s.encoder:
                 run = f"surghi zeroshot --encoder {s.encoder}"
+            elif s.selection:
+                run = f"runnable as its selection: `select --selector {s.selection}`, then your base model on {s.task}"
             else:
                 run = f"{s.adapter} on {s.task}, {generation(s)}" if s.runnable else f"not runnable here: {s.note}"
             print(f"{s.row:<{width}}  {s.paper_row} ({s.table}; {_describe(s)}): {run}")

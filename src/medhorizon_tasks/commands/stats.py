@@ -18,6 +18,10 @@ def add_parser(sub) -> argparse.ArgumentParser:
     add_synthetic_argument(st)
     st.set_defaults(benchmark="medhorizon")  # the benchmark whose synthetic data --synthetic names
     st.add_argument("--json", action="store_true")
+    st.add_argument("--recall", action="store_true",
+                    help="also the evidence recall of uniform plans at 4..512 frames (the frames<N> tasks' plans), from "
+                         "the evidence windows alone; with --selection, of the selections of a `select` run")
+    st.add_argument("--selection", metavar="DIR", help="a `select --out` folder: its selections' recall beside uniform")
     st.set_defaults(func=_cmd_stats)
     return st
 
@@ -25,6 +29,39 @@ def add_parser(sub) -> argparse.ArgumentParser:
 def _cmd_stats(args) -> int:
     from ..benchmarks.medhorizon.sparsity import format_sparsity, sparsity_report
 
-    rep = sparsity_report(load_items("medhorizon", args.data))
+    items = load_items("medhorizon", args.data)
+    rep = sparsity_report(items)
+    if args.recall or args.selection:
+        rep["evidence_recall"] = _recall(items, args.selection)
     print(report_json(rep) if args.json else format_sparsity(rep))
+    if not args.json and "evidence_recall" in rep:
+        from ..benchmarks.medhorizon.evidence_recall import format_curve
+
+        print("\nEvidence recall (share of localizable items with a shown frame inside an evidence window):")
+        print(format_curve(rep["evidence_recall"]))
     return 0
+
+
+def _recall(items, selection: str | None) -> dict:
+    """``{plan: recall_curve}``: uniform at the diagnostic budgets, and each selector of ``selection``."""
+    from pathlib import Path
+
+    from ..benchmarks.medhorizon.diagnostics import BUDGETS
+    from ..benchmarks.medhorizon.evidence_recall import recall_curve, uniform_timestamps
+    from ..core.errors import MedHorizonError
+    from ..core.safeio import iter_jsonl
+    from ..core.sampling import Uniform
+
+    curves = {"uniform": recall_curve(items, {n: uniform_timestamps(items, Uniform(n)) for n in BUDGETS})}
+    if selection:
+        files = sorted(Path(selection).expanduser().glob("selection-*-*.jsonl"))
+        if not files:
+            raise MedHorizonError(f"--selection {selection}: no selection-<selector>-<budget>.jsonl files (the "
+                                  "folder of a `medhorizon-tasks select --out` run)")
+        shown: dict[str, dict[int, dict]] = {}
+        for f in files:
+            name, _, budget = f.stem[len("selection-"):].rpartition("-")
+            rows = {r["uid"]: r.get("timestamps") for _, r in iter_jsonl(f) if isinstance(r, dict)}
+            shown.setdefault(f"{name} (selected)", {})[int(budget)] = rows
+        curves.update({k: recall_curve(items, v) for k, v in sorted(shown.items())})
+    return curves

@@ -41,7 +41,7 @@ import numpy as np
 __all__ = [
     "VideoMeta", "FramePlan", "FpsCap", "Uniform", "Oracle", "Clip", "Window", "CentredClip", "plan_frames",
     "fps_candidates", "uniform_subsample",
-    "ChangeSignal", "FrameChange", "Hybrid",
+    "ChangeSignal", "FrameChange", "Hybrid", "Selected",
     "Perturbation", "perturb", "PERTURBATION_KINDS",
 ]
 
@@ -338,6 +338,22 @@ class Hybrid:
         return f"hybrid(n={self.n}{extra})"
 
 
+@dataclass(frozen=True)
+class Selected:
+    """Frames chosen beforehand by a query-aware selector (:mod:`.selectors`, ``medhorizon-tasks select``):
+    their ``indices`` into the decoded sequence, shown in time order; ``label`` names the selector."""
+
+    indices: tuple[int, ...]
+    label: str = "selected"
+
+    def __post_init__(self):
+        if not self.indices or any(b <= a for a, b in zip(self.indices, self.indices[1:])) or self.indices[0] < 0:
+            raise ValueError("a selection needs at least one frame index, increasing and >= 0")
+
+    def describe(self) -> str:
+        return self.label
+
+
 # ----------------------------------------------------------------- the rule
 
 def fps_candidates(meta: VideoMeta, fps: float) -> np.ndarray:
@@ -396,6 +412,10 @@ def plan_frames(meta: VideoMeta, policy) -> FramePlan:
         idx = _window_indices(meta, policy)
     elif isinstance(policy, CentredClip):
         idx = _centred_clip_indices(meta, policy)
+    elif isinstance(policy, Selected):
+        if policy.indices[-1] >= meta.num_frames:
+            raise ValueError(f"selected frame {policy.indices[-1]} is past the video's {meta.num_frames} frames")
+        idx = np.asarray(policy.indices, dtype=np.int64)
     elif isinstance(policy, (FrameChange, Hybrid)):
         idx, filled = _change_indices(meta, policy)
         if filled:

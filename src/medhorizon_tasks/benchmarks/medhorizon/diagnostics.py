@@ -13,6 +13,10 @@ live in one place.
   blocks, shuffled within windows of 16; seeded (seed 0 unless changed).
 - ``sampling`` (RQ4): uniform vs differential frame-change vs hybrid (half
   uniform, half frame-change) at 32 and 64 frames.
+
+Beside them, :data:`SELECTION_VARIANTS`: the paper's specialised long-video rows (Table 2 / Table 7,
+"128 selected frames"): AKS, WFS-SB and ViLAMP's keyframe selection, each showing the frames its selector
+chose in a ``medhorizon-tasks select`` pre-pass (:mod:`.selection`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ ORDER_SEED = 0
 SAMPLING_BUDGETS = (32, 64)
 STRATEGIES = ("uniform", "frame_change", "hybrid")
 MAX_SIDE = 448
+SELECTION_BUDGET = 128  # Table 7: "128 selected frames"
 
 
 @dataclass(frozen=True)
@@ -63,10 +68,17 @@ DIAGNOSTICS: dict[str, tuple[Variant, ...]] = {
 }
 
 
+SELECTION_VARIANTS: tuple[Variant, ...] = tuple(
+    Variant(f"{suffix}{SELECTION_BUDGET}", _visual(frames=SELECTION_BUDGET, strategy="selected", selector=name),
+            f"{label} {SELECTION_BUDGET} selected frames", name, SELECTION_BUDGET)
+    for suffix, name, label in (("aks", "aks", "AKS"), ("wfs", "wfs_sb", "WFS-SB"),
+                                ("vilamp_select", "vilamp", "ViLAMP keyframe selection")))
+
+
 def generated_variants() -> list[Variant]:
     """Variants that need a task YAML of their own (text and oracle tasks already exist)."""
     seen, out = set(), []
-    for variants in DIAGNOSTICS.values():
+    for variants in (*DIAGNOSTICS.values(), SELECTION_VARIANTS):
         for v in variants:
             if v.suffix in ("text", "oracle") or v.suffix in seen:
                 continue

@@ -33,11 +33,16 @@ Qwen-style cap") the cap is the released processor's: 768 frames, the
 ``max_frames`` of Qwen3-VL's video processor and ``FPS_MAX_FRAMES`` of
 qwen-vl-utils (the Qwen2.5-VL family's reference video loader). MedGRPO's
 "official released cap" is the same 768 by inference (its public checkpoint's
-loader sets ``FPS_MAX_FRAMES=768``; the row says so). Rows whose paper setting
-cannot be reproduced here (adaptive selectors, weights that are not public)
-have ``adapter=None`` and say why in ``note``. Rows of zero-shot dual encoders
-(SurgHiBench) name an ``encoder`` for ``surghi zeroshot`` instead of an
-adapter. Framework-free: nothing here imports lmms-eval.
+loader sets ``FPS_MAX_FRAMES=768``; the row says so). The three specialised
+long-video rows (AKS, WFS-SB, ViLAMP; Table 7: "128 selected frames") are run
+in two steps (:func:`selection_recipe`): the method's selector
+(``medhorizon-tasks select``, :mod:`medhorizon_tasks.core.selectors`), then the
+base model the user names (the paper does not name it) on the task variant
+that shows the selection. Rows whose paper setting cannot be reproduced here
+(weights that are not public) have ``adapter=None`` and say why in ``note``.
+Rows of zero-shot dual encoders (SurgHiBench) name an ``encoder`` for
+``surghi zeroshot`` instead of an adapter. Framework-free: nothing here imports
+lmms-eval.
 """
 
 from __future__ import annotations
@@ -47,8 +52,8 @@ from dataclasses import dataclass
 
 from ..request_rules import rule_for
 
-__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "run_command", "markdown_table", "QWEN_CAP",
-           "REASONING_BUDGET", "QWEN3_VL_THINKING_BUDGET", "closed_row"]
+__all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "run_command", "selection_recipe",
+           "markdown_table", "QWEN_CAP", "REASONING_BUDGET", "QWEN3_VL_THINKING_BUDGET", "closed_row"]
 
 QWEN_CAP = 768  # Qwen3VLVideoProcessor.max_frames == qwen-vl-utils FPS_MAX_FRAMES
 CLOSED_CAP = 1248
@@ -59,6 +64,7 @@ _QWEN25_PIXELS = "video: 128..768 tokens of 28x28 px per frame, 115,200 tokens p
 _QWEN3_PIXELS = "video: 128..768 tokens of 32x32 px per frame, 115,200 tokens per video (qwen-vl-utils)"
 _API_PIXELS = "frames at the task's max_side (448 px), JPEG q90; the provider's own image scaling"
 _LLAVA_PIXELS = "the model's image processor (384x384 per frame)"
+_CLIP_B32 = "open_clip:ViT-B-32/openai"
 _OPENAI_COMPAT = "OpenAI-compatible chat API (frames as images, each after its <t seconds> label)"
 
 
@@ -81,6 +87,8 @@ class ModelSetting:
     tasks: str | None = None     # the lmms-eval task(s), when not a MedHorizon frame setting (Sureon's rows)
     encoder: str = ""            # `surghi zeroshot --encoder` of a zero-shot dual encoder (SurgHiBench's rows)
     encoder_args: tuple[str, ...] = ()  # its `--encoder-arg KEY=VALUE`s
+    selection: str = ""          # selector rows run here: the `select --selector` name (the base model is the user's)
+    scorer: str = ""             # and the scorer the recipe names
 
     @property
     def task(self) -> str | None:
@@ -97,7 +105,7 @@ class ModelSetting:
 
     @property
     def runnable(self) -> bool:
-        return bool((self.adapter and self.task) or self.encoder)
+        return bool(((self.adapter or self.selection) and self.task) or self.encoder)
 
 
 def closed_row(row, paper_row, model, base_url="", source="", *, table="Table 6", effort="", **frames) -> ModelSetting:
@@ -160,11 +168,19 @@ SETTINGS: tuple[ModelSetting, ...] = (
                  pixel_budget=_LLAVA_PIXELS, source="https://huggingface.co/lmms-lab",
                  note="needs LLaVA-NeXT's llava package"),
     ModelSetting("aks", "AKS", "Table 7", "128", frames=128, selector=True, source="https://github.com/ncTimTang/AKS",
-                 note="adaptive keyframe selector: its released selector, not a uniform plan"),
+                 tasks="medhorizon_aks128", selection="aks", scorer="hf-itm:Salesforce/blip-itm-large-coco",
+                 note="AKS's selection (judge-or-split, t1 0.8, depth 5) on 1 FPS relevance from BLIP's image-text "
+                      "matching head, large (AKS's default; its CLIP option: --scorer open_clip:ViT-B-32/openai), "
+                      "shown to your base model"),
     ModelSetting("vilamp", "ViLAMP", "Table 7", "128", frames=128, selector=True, source="https://github.com/steven-ccq/ViLAMP",
-                 note="adaptive selector: its released inference path, not a uniform plan"),
+                 tasks="medhorizon_vilamp_select128", selection="vilamp", scorer=_CLIP_B32,
+                 note="ViLAMP's differential keyframe selection (CLIP ViT-B/32, threshold 0.2, suppression 0.85) "
+                      "shown to your base model; ViLAMP's own model (its feature merging) needs its repository"),
     ModelSetting("wfs_sb", "WFS-SB", "Table 7", "128", frames=128, selector=True, source="https://github.com/MAC-AutoML/WFS-SB",
-                 note="adaptive selector: its released inference path, not a uniform plan"),
+                 tasks="medhorizon_wfs128", selection="wfs_sb", scorer=_CLIP_B32,
+                 note="WFS-SB's selection (db4 wavelet clips, softmax budgets, MMR) on 1 FPS relevance from CLIP "
+                      "ViT-B/32, WFS-SB's CLIP option (its default BLIP-2 ITM head is not a scorer here), shown to "
+                      "your base model"),
     ModelSetting("videollama3_7b", "VideoLLaMA3-7B", "Table 7", "1 FPS", fps=1, cap=128,
                  adapter="medhorizon_videollama3", model_args="pretrained=DAMO-NLP-SG/VideoLLaMA3-7B",
                  pixel_budget="the model's processor (VideoLLaMA3 video settings)",
@@ -224,8 +240,11 @@ def zeroshot_command(s: ModelSetting, output_path: str = "results/") -> str | No
 
 
 def run_command(s: ModelSetting, output_path: str = "results/") -> str | None:
-    """The command that runs a row: lmms-eval's for a model row, ``surghi zeroshot`` for an encoder row."""
-    return zeroshot_command(s, output_path) if s.encoder else lmms_eval_command(s, output_path)
+    """The command that runs a row: lmms-eval's for a model row, ``surghi zeroshot`` for an encoder row, the
+    selection then the user's base model for a selector row."""
+    if s.encoder:
+        return zeroshot_command(s, output_path)
+    return selection_recipe(s, output_path) if s.selection else lmms_eval_command(s, output_path)
 
 
 def lmms_eval_command(s: ModelSetting, output_path: str = "results/") -> str | None:
@@ -240,6 +259,21 @@ def lmms_eval_command(s: ModelSetting, output_path: str = "results/") -> str | N
     return shlex.join(args)  # every value quoted for the shell: a space or a ';' in a path stays in its argument
 
 
+def selection_recipe(s: ModelSetting, output_path: str = "results/", selections: str = "selections/") -> str | None:
+    """A selector row's two steps: the selection pre-pass, then the user's base model on the task that shows it
+    (None for other rows)."""
+    if not s.selection:
+        return None
+    select = shlex.join(["medhorizon-tasks", "select", "--selector", s.selection, "--scorer", s.scorer, "--budget",
+                         str(s.frames), "--recall", "--out", selections])
+    run = shlex.join(["medhorizon-tasks", "run", "--model", "MODEL", "--model_args", "MODEL_ARGS", "--tasks", s.task,
+                      "--batch_size", "1", "--log_samples", "--output_path", output_path])
+    return "\n".join([f"# {s.paper_row} (MedHorizon {s.table}: {s.frames} selected frames): {s.note}.",
+                      f"# 1. the selection (sharded under `accelerate launch`, resumable; {s.source}):", select,
+                      "# 2. your base model on the selected frames (the paper does not name it; `medhorizon-tasks "
+                      "protocol --list` shows the adapters):", f"MEDHORIZON_SELECTION={shlex.quote(selections)} {run}"])
+
+
 def generation(s: ModelSetting) -> str:
     """The row's ``--gen_kwargs`` (its budget), or the task default."""
     return f"max_new_tokens={s.max_new_tokens}" if s.max_new_tokens else "task default (256 tokens)"
@@ -252,13 +286,16 @@ def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
     lines = ["| paper row | input (paper) | adapter | model args | task | generation | command | differs from the paper |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for s in settings:
-        if s.tasks:
+        if s.selection:
+            paper_input = f"{s.frames} selected frames"
+        elif s.tasks:
             paper_input = s.input_shown
         elif s.fps and s.cap:
             paper_input = f"{s.input_shown}, cap {s.cap:,}"
         else:
             paper_input = f"{s.frames} frames" if s.frames else f"{s.input_shown}, cap unknown"
-        adapter = f"`{s.adapter}`" if s.adapter else ("`surghi zeroshot`" if s.encoder else "—")
+        adapter = f"`{s.adapter}`" if s.adapter else (
+            "`surghi zeroshot`" if s.encoder else ("your base model" if s.selection else "—"))
         args = f"`{s.model_args}`" if s.adapter and s.model_args else (
             "`" + " ".join([f"--encoder {s.encoder}", *(f"--encoder-arg {a}" for a in s.encoder_args)]) + "`"
             if s.encoder else "—")

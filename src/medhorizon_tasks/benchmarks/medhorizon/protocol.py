@@ -49,9 +49,10 @@ from ...core.video.prepared import (  # noqa: F401  (DEFAULT_MAX_SIDE: part of t
     video_index,
 )
 from .release import LETTERS, Item
+from .selection import selected_policy
 
 MODES = ("visual", "text", "oracle")
-STRATEGIES = ("uniform", "frame_change", "hybrid")
+STRATEGIES = ("uniform", "frame_change", "hybrid", "selected")
 INSTRUCTION = "Answer with only the letter (A, B, C, or D) of the correct option."
 DEFAULT_FPS = 1.0
 DEFAULT_CAP = 64           # the paper's fixed-frame budget for most open models
@@ -63,7 +64,8 @@ class FrameSetting:
 
     ``frames`` (a fixed budget) overrides fps/cap: uniform over the whole
     decoded sequence, or chosen by ``strategy`` ``frame_change`` / ``hybrid``
-    on the fps grid. ``order`` perturbs the chronological order afterwards
+    on the fps grid, or ``selected``: the frames a query-aware ``selector`` chose beforehand
+    (``medhorizon-tasks select``, :mod:`.selection`). ``order`` perturbs the chronological order afterwards
     (``reverse``, ``block_shuffle``, ``local_shuffle``; seeded by ``order_seed``).
     """
 
@@ -75,6 +77,7 @@ class FrameSetting:
     strategy: str = "uniform"
     order: str = "original"
     order_seed: int = 0
+    selector: str = ""   # strategy "selected": aks, wfs_sb, vilamp... (the selection file's name)
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -83,11 +86,16 @@ class FrameSetting:
             raise ValueError(f"unknown strategy {self.strategy!r}; expected one of {', '.join(STRATEGIES)}")
         if self.strategy != "uniform" and not self.frames:
             raise ValueError(f"strategy {self.strategy!r} needs a frame budget (frames=N)")
+        if (self.strategy == "selected") != bool(self.selector):
+            raise ValueError("strategy 'selected' and a selector name go together (selector=aks, frames=128)")
         Perturbation(self.order, seed=self.order_seed)  # validates kind and seed
 
     def key(self) -> dict:
         """Everything that decides which frames are decoded (the identity of a video outcome)."""
-        return {"benchmark": "medhorizon", **dataclasses.asdict(self)}
+        key = dataclasses.asdict(self)
+        if not self.selector:  # the keys of settings without a selector stay what they were
+            del key["selector"]
+        return {"benchmark": "medhorizon", **key}
 
     @classmethod
     def from_kwargs(cls, kwargs: dict | None) -> "FrameSetting":
@@ -97,7 +105,8 @@ class FrameSetting:
         return cls(mode=str(kw.get("mode", "visual")), fps=float(kw.get("fps", DEFAULT_FPS)),
                    cap=int(kw.get("cap", DEFAULT_CAP)), frames=int(frames) if frames else None,
                    max_side=int(max_side) if max_side else None, strategy=str(kw.get("strategy", "uniform")),
-                   order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)))
+                   order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)),
+                   selector=str(kw.get("selector", "")))
 
     def describe(self) -> str:
         """The "Input" column of a report: ``1 FPS, cap 64``, ``32 frames``, ``text only``, ``GT evidence``."""
@@ -106,14 +115,15 @@ class FrameSetting:
         if self.mode == "oracle":
             return "GT evidence"
         if self.frames:
-            text = f"{self.frames} frames" + ("" if self.strategy == "uniform" else f", {self.strategy.replace('_', '-')}")
+            how = f"{self.selector}-selected" if self.selector else self.strategy.replace("_", "-")
+            text = f"{self.frames} frames" + ("" if self.strategy == "uniform" else f", {how}")
         else:
             text = f"{self.fps:g} FPS, cap {self.cap}"
         return text if self.order == "original" else f"{text}, {self.order.replace('_', ' ')}"
 
     @property
     def needs_change_signal(self) -> bool:
-        return self.mode == "visual" and self.strategy != "uniform"
+        return self.mode == "visual" and self.strategy in ("frame_change", "hybrid")
 
     def policy(self, item: Item, signal: ChangeSignal | None = None):
         if self.mode == "oracle":
@@ -122,6 +132,8 @@ class FrameSetting:
             return FrameChange(self.frames, signal, fps=self.fps)
         if self.strategy == "hybrid":
             return Hybrid(self.frames, signal, fps=self.fps)
+        if self.strategy == "selected":
+            return selected_policy(item, self.selector, self.frames)
         if self.frames:
             return Uniform(self.frames)
         return FpsCap(self.fps, self.cap)
