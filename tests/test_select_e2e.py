@@ -27,7 +27,7 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFL
            "PYTHONPATH": str(Path(__file__).parent)}
 CLI = [sys.executable, "-m", "medhorizon_tasks.commands.main", "select"]
 PROBE = ["--synthetic", "--scorer", "synthetic_probe", "--selector", "aks,wfs_sb,vilamp", "--budget", "16",
-         "--recall", "--no-progress"]
+         "--recall", "--quiet"]
 FILES = ["selection-aks-16.jsonl", "selection-wfs_sb-16.jsonl", "selection-vilamp-16.jsonl",
          "selection-uniform-16.jsonl", "select.json"]
 
@@ -83,7 +83,7 @@ def test_one_selector_prints_its_recall_line_and_a_budget_curve_is_plotted(synth
     monkeypatch.setenv("MEDHORIZON_SYNTHETIC_DIR", str(synthetic.root))
     out = tmp_path / "out"
     assert main(["select", "--synthetic", "--selector", "uniform", "--scorer", "synthetic_probe", "--budget", "4,16",
-                 "--recall", "--out", str(out), "--no-progress"]) == 0
+                 "--recall", "--out", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
     assert re.search(r"^uniform-4: evidence recall: item [\d.]+%", text, re.M), text
     assert re.search(r"^uniform-16: evidence recall: item [\d.]+%", text, re.M), text
@@ -97,7 +97,7 @@ def test_a_tiny_open_clip_model_scores_the_candidates(synthetic, tmp_path, capsy
     name = register_open_clip(tmp_path / "configs")
     out = tmp_path / "out"
     assert main(["select", "--synthetic", "--selector", "aks,vilamp", "--scorer", f"open_clip:{name}", "--budget",
-                 "8", "--recall", "--out", str(out), "--no-progress", "--batch-size", "64"]) == 0
+                 "8", "--recall", "--out", str(out), "--quiet", "--batch-size", "64"]) == 0
     text = capsys.readouterr().out
     assert "aks-8: evidence recall: item" in text and "vilamp-8: evidence recall: item" in text
     rows = _lines(out / "selection-aks-8.jsonl")
@@ -162,7 +162,7 @@ def test_the_aks128_task_shows_the_selected_frames_through_lmms_eval(synthetic, 
     monkeypatch.setenv("MEDHORIZON_SYNTHETIC_DIR", str(synthetic.root))
     sel = tmp_path / "sel"
     assert main(["select", "--synthetic", "--selector", "aks", "--scorer", "synthetic_probe", "--budget", "128",
-                 "--out", str(sel), "--no-progress"]) == 0
+                 "--out", str(sel), "--quiet"]) == 0
     record = tmp_path / "received.jsonl"
     task = "medhorizon_synthetic_aks128"
     run = run_lmms_eval("medhorizon_needle", [task], tmp_path / "lmms", model_args=f"record_path={record}",
@@ -195,7 +195,7 @@ def test_the_vilamp_selection_reaches_the_needle_through_vlmevalkit(synthetic, t
     monkeypatch.setenv("MEDHORIZON_SYNTHETIC_DIR", str(synthetic.root))
     sel = tmp_path / "sel"
     assert main(["select", "--synthetic", "--selector", "vilamp", "--scorer", "synthetic_probe", "--budget", "128",
-                 "--out", str(sel), "--no-progress"]) == 0
+                 "--out", str(sel), "--quiet"]) == 0
     name = "MedHorizon_Synthetic_vilamp_select128"
     out = tmp_path / "vlm"
     (out / "lmu").mkdir(parents=True)
@@ -234,7 +234,7 @@ def test_a_tiny_blip_matching_head_scores_every_frame_question_pair(synthetic, t
     data.write_text("".join(json.dumps(r) + "\n" for r in short))
     out = tmp_path / "out"
     assert main(["select", "--data", str(data), "--video-root", str(synthetic.video_root), "--selector", "aks,wfs_sb",
-                 "--scorer", f"hf-itm:{model}", "--budget", "8", "--recall", "--out", str(out), "--no-progress",
+                 "--scorer", f"hf-itm:{model}", "--budget", "8", "--recall", "--out", str(out), "--quiet",
                  "--batch-size", "64"]) == 0
     assert "aks-8: evidence recall: item" in capsys.readouterr().out
     rows = _lines(out / "selection-wfs_sb-8.jsonl")

@@ -53,7 +53,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     s.add_argument("--precision", default="auto", help="auto, float32, float16, bfloat16")
     s.add_argument("--batch-size", type=int, default=32, help="frames per encoder batch")
     s.add_argument("--max-side", type=int, default=448, help="frames are decoded with the longer side at most this")
-    s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--json", action="store_true", help="print select.json")
     s.set_defaults(func=_cmd_select)
     return s
@@ -94,7 +94,7 @@ def _cmd_select(args) -> int:
     if args.synthetic:
         from ..data.synthetic.medhorizon import build_synthetic
 
-        bench = build_synthetic(progress=main and not args.no_progress)
+        bench = build_synthetic(progress=main and not args.quiet)
         data, root = bench.data_path, Path(args.video_root or bench.video_root)
     else:
         import os
@@ -106,7 +106,7 @@ def _cmd_select(args) -> int:
             raise MedHorizonError(f"--data or ${DATA_ENV}: the MedHorizon release to select frames for")
         data = Path(raw).expanduser()
         root = Path(args.video_root).expanduser() if args.video_root else default_root("medhorizon", data)
-    report = preflight("medhorizon", data, root, progress=main and sys.stderr.isatty() and not args.no_progress)
+    report = preflight("medhorizon", data, root, progress=main and sys.stderr.isatty() and not args.quiet)
     if not report.ok:
         if report.fatal or not allow_video_errors():
             raise MedHorizonError(report.message())
@@ -120,7 +120,7 @@ def _cmd_select(args) -> int:
     out = Path(args.out).expanduser()
     job = SelectJob(load_release(data), root, out, scorer, args.scorer, selectors, scorer_args, float(args.fps),
                     device, dtype, args.batch_size, args.max_side or None, needle=bool(args.synthetic),
-                    recall=bool(args.recall), shard=shard_from_env(), progress=not args.no_progress)
+                    recall=bool(args.recall), shard=shard_from_env(), progress=not args.quiet)
     summary = run(job)
     if summary is None:
         print(f"[select] process {job.shard[0] + 1} of {job.shard[1]} done; the process that finishes last "
