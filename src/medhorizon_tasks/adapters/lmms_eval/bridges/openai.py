@@ -62,13 +62,13 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 import openai
-from openai.types.chat import ChatCompletion
 from lmms_eval.api.instance import GenerationResult, TokenCounts
 from lmms_eval.models.model_utils.media_encoder import encode_image_to_base64
 from lmms_eval.models.model_utils.usage_metrics import is_budget_exceeded, log_usage
 from lmms_eval.models.simple.openai import OpenAICompatible as _OpenAICompatible
 from lmms_eval.models.simple.openai import _get_max_new_tokens, _normalize_openai_message_content
 from loguru import logger
+from openai.types.chat import ChatCompletion
 from tqdm import tqdm
 
 from ....benchmarks.request_rules import request_fields, rule_for
