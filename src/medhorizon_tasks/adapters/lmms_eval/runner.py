@@ -241,9 +241,10 @@ def judge_run(run: LmmsRun, rc: int, *, log_samples: bool = True, ours_only: boo
     """Every reason the finished run ``run`` does not count (see :class:`~medhorizon_tasks.runs.launch.Verdict`)."""
     v = Verdict("lmms-eval")
     log = run.log if run.log is not None else Path(os.devnull)
-    if rc == EXIT_REFUSED and "pre-flight" in (log.read_text(errors="replace") if log.exists() else ""):
+    stop = _stop_message(log) if rc == EXIT_REFUSED else None
+    if stop is not None:
         v.refused = True
-        v.reasons.append("stopped by the pre-flight before the model was loaded (message above)")
+        v.reasons.append(f"stopped before the model was loaded: {stop}")
         return v
     if not run.results:
         err = last_error(log)
@@ -269,6 +270,21 @@ def judge_run(run: LmmsRun, rc: int, *, log_samples: bool = True, ours_only: boo
         if task in run.samples:
             v.add_failed_responses(f"task {task}", failed_responses_in(run.samples[task]))
     return v
+
+
+_STOP = "medhorizon-tasks: "  # how the start-up checks in the lmms-eval process begin the line that stops it
+
+
+def _stop_message(log: Path) -> str | None:
+    """What stopped lmms-eval before the model was loaded (exit 2): the start-up checks' own line (the
+    pre-flight of data and videos, Sureon's missing detectors, a wrapper that mishandles frames), or None when
+    the log has none (exit 2 for another reason: the evaluation failed)."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    said = [line[len(_STOP):].strip() for line in lines if line.startswith(_STOP)]
+    return said[-1] if said else None
 
 
 def _launch_arguments(argv: list[str]) -> argparse.Namespace:
