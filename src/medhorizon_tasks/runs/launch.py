@@ -181,19 +181,22 @@ def run_logged(cmd: list[str], *, env: dict | None = None, log: Path, echo: bool
 
 
 _ERROR_LINE = re.compile(r"(?:^|\s)(?:[A-Za-z_.]*(?:Error|Exception|Refused)\b[^\n]*|.*\|\s*ERROR\s*\|[^\n]*)")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Refused)\b: ")  # a traceback's last line
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # loguru colours lmms-eval's log lines
 
 
 def last_error(log: Path, limit: int = 300) -> str | None:
-    """The last line of ``log`` that reports an error or exception (shortened, colours removed), if any."""
+    """The last exception of ``log`` (a traceback's last line: its type and message), else the last line that
+    reports an error (shortened, colours removed), if any."""
     try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = [_ANSI.sub("", line).strip() for line in
+                 log.read_text(encoding="utf-8", errors="replace").splitlines()]
     except OSError:
         return None
-    for line in reversed(lines):
-        text = _ANSI.sub("", line).strip()
-        if text and _ERROR_LINE.search(text) and not text.startswith("$ "):
-            return text if len(text) <= limit else text[: limit - 3] + "..."
+    for pattern in (_EXCEPTION_LINE, _ERROR_LINE):
+        for text in reversed(lines):
+            if text and pattern.search(text) and not text.startswith("$ "):
+                return text if len(text) <= limit else text[: limit - 3] + "..."
     return None
 
 
