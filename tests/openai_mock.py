@@ -21,8 +21,9 @@ the FIRST that many, ``-1`` all, 0 is refused; ``frames_indices`` must be intege
 ``total_num_frames`` an integer >= the frames kept; the times the model's processor would see are
 ``frames_indices / fps`` (fps default 1). What it read is kept per request (``videos``).
 
-What it answers is a script: one action per request, in arrival order (``answer``, ``status``, ``sleep``), then
-its default answer. Every request body is kept (``bodies``).
+What it answers is a script: one action per request, in arrival order (``answer``, ``status``, ``sleep``,
+``trickle``: an answer whose bytes are sent a few at a time over some seconds, each wait far shorter than the
+client's timeout), then its default answer. Every request body is kept (``bodies``).
 """
 
 from __future__ import annotations
@@ -154,12 +155,36 @@ def answer(content: str = "B", finish_reason: str = "stop") -> tuple:
     return ("answer", content, finish_reason)
 
 
-def status(code: int, message: str = "", headers: dict | None = None) -> tuple:
-    return ("status", code, message or f"status {code}", headers or {})
+def status(code: int, message: str = "", headers: dict | None = None, error_code=None) -> tuple:
+    """An HTTP error; ``error_code`` is the body's ``error.code`` (the HTTP status when None)."""
+    return ("status", code, message or f"status {code}", headers or {}, code if error_code is None else error_code)
 
 
 def sleep(seconds: float, then: tuple | None = None) -> tuple:
     return ("sleep", seconds, then or answer())
+
+
+def trickle(seconds: float, then: tuple | None = None, pieces: int = 40) -> tuple:
+    """``then`` (an answer) sent in ``pieces`` parts spread over ``seconds``: no wait for a byte is long, the
+    whole reply is."""
+    return ("trickle", seconds, then or answer(), pieces)
+
+
+def trickle_json(handler: BaseHTTPRequestHandler, payload: dict, seconds: float, pieces: int) -> None:
+    data = json.dumps(payload).encode()
+    step = max(1, -(-len(data) // pieces))
+    try:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.flush()
+        for start in range(0, len(data), step):
+            handler.wfile.write(data[start:start + step])
+            handler.wfile.flush()
+            time.sleep(seconds / pieces)
+    except OSError:
+        pass  # the client gave up
 
 
 class MockProvider:
@@ -211,13 +236,17 @@ class MockProvider:
 
     def _act(self, handler, action, body) -> None:
         kind = action[0]
+        slow = None
+        if kind == "trickle":
+            slow, action = (action[1], action[3]), action[2]
+            kind = action[0]
         if kind == "sleep":
             time.sleep(action[1])
             action = action[2]
             kind = action[0]
         if kind == "status":
-            _, code, message, headers = action
-            payload = {"error": {"message": message, "type": "invalid_request_error", "code": code}}
+            _, code, message, headers, error_code = action
+            payload = {"error": {"message": message, "type": "invalid_request_error", "code": error_code}}
             send_json(handler, code, payload, headers)
             return
         _, content, finish = action
@@ -225,6 +254,9 @@ class MockProvider:
                    "choices": [{"index": 0, "finish_reason": finish,
                                 "message": {"role": "assistant", "content": content}}],
                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        if slow is not None:
+            trickle_json(handler, payload, *slow)
+            return
         send_json(handler, 200, payload, {})
 
 

@@ -103,3 +103,32 @@ def test_a_missing_file_raises_and_is_not_the_same_file(tmp_path, db):
     with pytest.raises(OSError):
         F.file_identity(tmp_path / "nope.mp4")
     assert not F.same_file(tmp_path / "nope.mp4", "xxh128:00")
+
+
+def test_a_database_locked_by_another_process_is_given_up_with_one_warning(tmp_path, db):
+    """Issue 32: another process holding the database's write lock made every new file wait the 60 s busy
+    timeout (a 340-video root: hours). After a short wait, this process remembers in its own memory."""
+    import warnings
+
+    F._db.pop(str(db), None)
+    assert F.file_identity(_write(tmp_path / "first.mp4", b"first")).startswith("xxh128:")  # the database made
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sqlite3, sys, time\n"
+        f"con = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+        "con.execute('BEGIN EXCLUSIVE')\n"
+        "print('locked', flush=True)\n"
+        "sys.stdin.read()\n")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        files = [_write(tmp_path / f"v{i}.mp4", os.urandom(1 << 16)) for i in range(3)]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ids = [F.file_identity(f) for f in files]
+            assert [F.file_identity(f) for f in files] == ids, "remembered in this process's memory"
+        said = [str(w.message) for w in caught]
+        assert len(said) == 1 and "locked by another process" in said[0], said
+        assert F._db[str(db)] is None, "given up for the rest of the process: no wait per file"
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=60)
+        F._db.pop(str(db), None)

@@ -10,9 +10,10 @@ from medhorizon_tasks.adapters.lmms_eval.bridges.openai import OpenAICompatible,
 from medhorizon_tasks.benchmarks.medhorizon import model_settings as medhorizon_rows
 from medhorizon_tasks.benchmarks.request_rules import GENERIC, RULES, request_fields, rule_for
 from medhorizon_tasks.benchmarks.sureon import model_settings as sureon_rows
-from medhorizon_tasks.core.responses import REQUEST_ERROR, TRUNCATED, response_failure
+from medhorizon_tasks.core.responses import REFUSED, REQUEST_ERROR, TRUNCATED, Failure, response_failure
+from medhorizon_tasks.core.retry import content_refusal
 from medhorizon_tasks.core.video.planned_frames import PlannedFrames
-from openai_mock import MockProvider, answer, sleep, status
+from openai_mock import MockProvider, answer, sleep, status, trickle
 
 CLOSED_ROWS = [s for s in (*medhorizon_rows.SETTINGS, *sureon_rows.SETTINGS) if s.adapter == "medhorizon_openai"]
 TASK = {"max_new_tokens": 256, "temperature": 0, "do_sample": False}  # the task templates' generation_kwargs
@@ -149,7 +150,7 @@ def test_the_timeout_model_arg_is_honoured():
         text = _ask(_bridge(mock, model="gpt-5.4", timeout=0.5, max_retries=2))
     failure = response_failure(text)
     assert failure is not None and failure.status == REQUEST_ERROR, text
-    assert failure.reason == "after 2 attempt(s): no reply within the 0.5 s timeout"
+    assert failure.reason == "after 2 attempt(s): no complete reply within the 0.5 s timeout"
 
 
 def test_an_empty_or_cut_off_reply_is_truncated_never_an_answer():
@@ -160,7 +161,65 @@ def test_an_empty_or_cut_off_reply_is_truncated_never_an_answer():
     assert response_failure(empty).status == TRUNCATED and "finish_reason=stop" in empty
     assert response_failure(cut).reason == "finish_reason=length (max_completion_tokens=256)"
     assert cut.endswith("The answer is B"), "the partial text is kept for the record"
-    assert response_failure(filtered).status == TRUNCATED and "content_filter" in filtered
+    assert response_failure(filtered).status == REFUSED and "content_filter" in filtered
+
+
+def test_a_content_filtered_reply_is_refused_even_with_an_answer_in_it():
+    """``finish_reason: content_filter`` with partial text "The answer is B": refused, its text kept for the
+    record and never extracted (before: scored as B)."""
+    with MockProvider([answer("The answer is B", "content_filter")], limit=1) as mock:
+        text = _ask(_bridge(mock, model="gpt-5.4"))
+    assert response_failure(text) == Failure(REFUSED, "finish_reason=content_filter")
+    assert text.endswith("The answer is B")
+
+
+@pytest.mark.parametrize("message, code", [
+    ("Invalid prompt: your prompt was flagged as potentially violating our usage policy.", "invalid_prompt"),
+    ("The response was filtered due to the prompt triggering Azure OpenAI's content management policy.",
+     "content_filter"),
+    ("Your request was rejected as a result of our safety system.", None),
+])
+def test_a_content_policy_400_is_that_items_refusal_and_the_run_goes_on(message, code):
+    """A 400 that refuses one item for its content is ``refused``, not retried, and the items after it are asked
+    (the first request is still sent alone, and so is the next one after a content refusal)."""
+    from types import SimpleNamespace
+
+    script = [status(400, message, error_code=code), answer("C"), answer("D")]
+    with MockProvider(script, limit=3) as mock:
+        bridge = _bridge(mock, model="gpt-5.4", max_retries=5, num_concurrent=2)
+        bridge.task_dict = {"t": {"test": [{}] * 3}}
+        requests = [SimpleNamespace(args=(f"Question {i}?", dict(TASK), lambda doc: None, i, "t", "test"),
+                                    task_name="t", doc_id=i) for i in range(3)]
+        texts = [r.text for r in bridge.generate_until(requests)]
+    assert len(mock.bodies) == 3, "refused once, not retried; the other items asked"
+    assert response_failure(texts[0]).status == REFUSED and message[:40] in texts[0]
+    assert texts[1:] == ["C", "D"]
+
+
+def test_a_parameter_400_still_stops_at_the_first_request():
+    assert content_refusal(400, "unsupported_parameter", "Unsupported parameter: 'max_tokens'") is False
+    assert content_refusal(401, None, "your prompt was flagged as violating our usage policy") is False
+    assert content_refusal(400, None, "Invalid prompt: flagged by usage policy") is True
+
+
+@pytest.mark.parametrize("code", [408, 409, 500, 502])
+def test_408_409_and_5xx_are_retried(code, monkeypatch):
+    from medhorizon_tasks.adapters.lmms_eval.bridges import openai as bridge_module
+
+    monkeypatch.setattr(bridge_module.time, "sleep", lambda s: None)
+    with MockProvider([status(code, "try again"), answer("C")], limit=2) as mock:
+        assert _ask(_bridge(mock, model="gpt-5.4", max_retries=2)) == "C"
+    assert len(mock.bodies) == 2
+
+
+def test_the_timeout_is_the_deadline_of_the_whole_reply():
+    """A reply trickled over 6 s, no wait for a byte longer than a fraction of a second: cut at ``timeout=1``
+    (before: waited for in full and scored, as the HTTP client's timeout bounds each read only)."""
+    with MockProvider([trickle(6, answer("A"))], limit=1) as mock:
+        text = _ask(_bridge(mock, model="gpt-5.4", timeout=1, max_retries=1))
+    failure = response_failure(text)
+    assert failure is not None and failure.status == REQUEST_ERROR, text
+    assert failure.reason == "after 1 attempt(s): no complete reply within the 1 s timeout"
 
 
 def test_text_only_requests_follow_the_rule_too():

@@ -103,7 +103,7 @@ def test_empty_cut_off_and_failed_replies_are_their_own_status_and_fail_the_run(
     records = sorted((s["accuracy"] for s in run["samples"]), key=lambda r: r["status"])
     assert [r["status"] for r in records] == ["request_error", "truncated", "truncated"]
     assert all(r["extracted"] is None and r["correct"] is False for r in records)
-    assert "no reply within the 2 s timeout" in records[0]["raw_output"], "the timeout was honoured"
+    assert "no complete reply within the 2 s timeout" in records[0]["raw_output"], "the timeout was honoured"
     assert run["results"]["results"][TASK]["accuracy,none"] == 0.0
     assert run["rc"] == 1, run["stderr"][-3000:]
     reason = f"task {TASK}: 3 item(s) got no answer from the model (1 request_error, 2 truncated)"

@@ -21,6 +21,7 @@ from medhorizon_tasks.benchmarks.surghi import upstream as U
 from medhorizon_tasks.core.errors import DataError
 from medhorizon_tasks.core.sampling import FramePlan
 from medhorizon_tasks.data.reconstruct import read_checksums
+from medhorizon_tasks.runs.launch import RunStart
 from test_readers import NASTY, _paths, _replace, render_json
 
 HEX = "ab" * 32
@@ -174,9 +175,9 @@ def test_a_damaged_frame_manifest_is_a_cache_miss(tmp_path_factory, blob):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=NASTY)
 def test_a_damaged_status_or_report_file_is_a_reason_never_a_traceback(tmp_path_factory, value):
-    import time
 
     work = tmp_path_factory.mktemp("work")
+    since = RunStart(work)
     (work / "m").mkdir()
     text = render_json(value).encode("utf-8", "surrogatepass")
     (work / "m" / "status.json").write_bytes(text)
@@ -185,7 +186,7 @@ def test_a_damaged_status_or_report_file_is_a_reason_never_a_traceback(tmp_path_
     from medhorizon_tasks.adapters.vlmeval.presets import PRESETS
 
     v = launch.judge_vlmeval_run(work, ["m"], {"MedHorizon_Synthetic_cap64": PRESETS["MedHorizon_Synthetic_cap64"]},
-                                 time.time() - 5)
+                                 since)
     assert all(isinstance(r, str) for r in v.reasons) and isinstance(v.summary(), str)
 
 

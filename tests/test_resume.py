@@ -104,12 +104,13 @@ class _Inner:
         return [self.answers.pop(0) for _ in requests]
 
 
-def _resumable(tmp_path, inner):
+def _resumable(tmp_path, inner, retry_refused=False):
     from medhorizon_tasks.adapters.lmms_eval.resumable import ResumableModel
 
     model = object.__new__(ResumableModel)  # its inner model is given here, not loaded by name
     model.inner, model.inner_name, model.journal_path, model.chunk = inner, "fake", tmp_path / "run.journal", 1
     model.identity, model._journal, model.task_dict, model._rank, model._world_size = "id", None, {}, 0, 1
+    model.retry_refused = retry_refused
     return model
 
 
@@ -135,6 +136,33 @@ def test_a_failed_response_is_returned_but_never_journaled_for_reuse(tmp_path):
     old.journal_path = tmp_path / "old.journal"
     old._key = lambda method, r: "k"
     assert old.generate_until(requests[:1]) == ["E"] and old.inner.asked == ["prompt 0"]
+
+
+def test_a_refused_item_is_journaled_and_asked_again_only_when_asked(tmp_path):
+    from types import SimpleNamespace
+
+    requests = [SimpleNamespace(task_name="medhorizon", doc_id=i, idx=0, args=(f"prompt {i}", {})) for i in range(3)]
+    refusal = "[MEDHORIZON_REFUSED: HTTP 400: flagged by usage policy]"
+    assert _resumable(tmp_path, _Inner("A", refusal, "C")).generate_until(requests) == ["A", refusal, "C"]
+    again = _Inner()
+    assert _resumable(tmp_path, again).generate_until(requests) == ["A", refusal, "C"]
+    assert again.asked == [], "the provider would refuse it again: not asked (nor paid for) on every rerun"
+    retry = _Inner("B")
+    assert _resumable(tmp_path, retry, retry_refused=True).generate_until(requests) == ["A", "B", "C"]
+    assert retry.asked == ["prompt 1"]
+    assert _resumable(tmp_path, _Inner()).generate_until(requests) == ["A", "B", "C"], "the new answer journaled"
+
+
+def test_transport_settings_are_not_part_of_a_runs_identity():
+    from medhorizon_tasks.core.journal import TRANSPORT_ARGS, run_identity
+
+    base = {"model": "gpt-5.4", "base_url": "http://x/v1", "reasoning_effort": "high"}
+    transport = {"max_retries": "9", "timeout": "30", "num_concurrent": "8", "retry_backoff_s": "3", "api_key": "k"}
+    ident, description = run_identity("medhorizon_openai", {**base, **transport}, transport=TRANSPORT_ARGS)
+    assert ident == run_identity("medhorizon_openai", base, transport=TRANSPORT_ARGS)[0]
+    assert "k" not in str(description["model_args"].values()), "the API key is never in the description"
+    for key, value in (("model", "gpt-5.1"), ("reasoning_effort", "low"), ("base_url", "http://y/v1")):
+        assert run_identity("medhorizon_openai", {**base, key: value}, transport=TRANSPORT_ARGS)[0] != ident
 
 
 SWEEP = ["sweep", "--model", "medhorizon_needle", "--model_args", "delay_s=0.08", "--synthetic", "--limit", "10"]

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from medhorizon_tasks.adapters.lmms_eval.runner import LmmsRun, _collect, judge_run, video_errors_in
-from medhorizon_tasks.runs.launch import OutputsInUse, own_outputs
+from medhorizon_tasks.runs.launch import OutputsInUse, RunStart, own_outputs
 
 
 def _run(tmp_path, results, samples=None) -> LmmsRun:
@@ -54,9 +54,7 @@ def test_video_errors_are_read_from_every_sample_line(tmp_path, monkeypatch):
 
 
 def test_a_damaged_results_file_is_no_results(tmp_path):
-    import time
-
-    started = time.time()
+    started = RunStart(tmp_path)
     for text in ("[1, 2]", "{\"results\": [1]}", "nul\x00", "{" * 100_000):
         (tmp_path / "20260101_000000_results.json").write_text(text)
         run = _run(tmp_path, {})
@@ -94,8 +92,8 @@ def _judged(tmp_path, started):
 
 def test_the_verdict_reads_only_this_runs_results(tmp_path):
     """Issue 21: the verdict took the newest results file of the folder, another run's included."""
-    started = time.time()
     _written(tmp_path, "20260101_000000", THIS_RUN, age=3600)  # an earlier run of the same command: not this run's
+    started = RunStart(tmp_path)
     _written(tmp_path, "20260101_120000", {**THIS_RUN, "model": "medhorizon_random"})  # another run, meanwhile
     run, v = _judged(tmp_path, started)
     assert not v.ok and not run.results
@@ -112,7 +110,7 @@ def test_the_verdict_reads_only_this_runs_results(tmp_path):
 
 
 def test_two_results_files_naming_this_run_or_a_shared_samples_file_do_not_count(tmp_path):
-    started = time.time()
+    started = RunStart(tmp_path)
     _written(tmp_path, "20260101_120000", THIS_RUN, samples=[_sample("0"), _sample("1"), _sample("0", text="B")])
     run, v = _judged(tmp_path, started)
     assert v.reasons == ["20260101_120000_samples_medhorizon.jsonl holds 3 samples for 2 items, some twice: another "
@@ -120,6 +118,19 @@ def test_two_results_files_naming_this_run_or_a_shared_samples_file_do_not_count
     _written(tmp_path / "again", "20260101_120009", THIS_RUN)
     run, v = _judged(tmp_path, started)
     assert not v.ok and "2 results files written since this run started name this very run" in v.reasons[-1]
+
+
+def test_files_dated_in_the_future_are_not_this_runs(tmp_path):
+    """Issue 32: an earlier run's files dated a day ahead (clock skew, a copied folder, NFS) were judged as the
+    rerun's own by their modification time; what the run wrote is what changed since it started."""
+    earlier = _written(tmp_path, "20260101_000000", THIS_RUN, age=-86400)
+    started = RunStart(tmp_path)
+    run, v = _judged(tmp_path, started)
+    assert not run.results and v.reasons[0].startswith("lmms-eval wrote no results"), v.reasons
+    assert not started.wrote(earlier[0]) and not started.wrote(tmp_path / "absent.json")
+    earlier[0].write_text(earlier[0].read_text())  # the same bytes written again by this run: its own
+    assert started.wrote(earlier[0])
+    assert _judged(tmp_path, started)[1].ok
 
 
 def test_a_held_output_folder_refuses_a_second_run_naming_the_first(tmp_path):
@@ -156,3 +167,26 @@ def test_items_without_an_answer_from_the_model_fail_the_run_listed_by_uid(synth
     assert f"item {items[0].uid}: request_error (after 1 retries: Error code: 400 - Unsupported parameter" in reason
     assert f"item {items[1].uid}: truncated (empty reply)" in reason
     assert f"item {items[2].uid}: truncated (finish_reason=length)" in reason and f"item {items[3].uid}" not in reason
+
+
+def test_a_run_refused_the_instant_the_other_took_the_folder_names_it(tmp_path):
+    """Two runs started at the same instant: the second found the lock held and no note yet (the holder writes
+    it just after taking the lock) and said the holder "left no note"; it waits for the note."""
+    import threading
+
+    from filelock import FileLock
+
+    from medhorizon_tasks.core.safeio import atomic_write_json
+    from medhorizon_tasks.runs.launch import RUN_HOLDER, RUN_LOCK
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with FileLock(str(out / RUN_LOCK)):
+        note = {"pid": 4242, "host": "h", "command": "medhorizon-tasks run --model a", "started": "now"}
+        timer = threading.Timer(0.5, atomic_write_json, (out / RUN_HOLDER, note))
+        timer.start()
+        with pytest.raises(OutputsInUse) as ei:
+            with own_outputs(out, "medhorizon-tasks run --model b", option="--output_path"):
+                raise AssertionError("held twice")
+        timer.join()
+    assert "pid 4242 on h since now: medhorizon-tasks run --model a" in str(ei.value)

@@ -219,3 +219,20 @@ def test_prompt_lists_labels_and_the_probes_answer_it():
     assert probes.needle_answer([], prompt) == probes.REFUSAL
     guess = predicted_labels(probes.random_answer(prompt, 1), h)
     assert guess[0] in h.phases and guess[1] in h.steps
+
+
+def test_a_json_object_where_a_name_belongs_is_refused_naming_row_and_field(tmp_path, capsys):
+    """Issue 32: ``{"dataset": {"name": "T"}}`` was read as the dataset named "{'name': 'T'}"; through
+    ``score``: exit 2, one message naming the line and the field, no traceback."""
+
+    rows = [{"dataset": "T", "video": "v", "frame": 0, "phase": "Prep", "step": "Exposure"},
+            {"dataset": {"name": "T"}, "video": "v", "frame": 1, "phase": "Prep", "step": "Exposure"},
+            {"dataset": "T", "video": ["v"], "frame": 2, "phase": True, "step": "Exposure"}]
+    annotations = _write_jsonl(tmp_path / "gt.jsonl", rows)
+    predictions = _write_jsonl(tmp_path / "pred.jsonl", [{**rows[0], "phase": "Prep"}])
+    assert main(["score", "--benchmark", "surghi", "--annotations", str(annotations), "--predictions",
+                 str(predictions)]) == 2
+    err = capsys.readouterr().err
+    assert "line 2: dataset: expected a name, got an object {'name': 'T'}" in err
+    assert "line 3: video: expected a name, got a list ['v']" in err and "line 3: phase: expected a name" in err
+    assert "Traceback" not in err

@@ -92,7 +92,8 @@ def test_the_launcher_refuses_a_forgotten_or_broken_data_variable(case, tmp_path
     assert proc.returncode == 2, proc.stderr[-2000:]
     expected = "MEDHORIZON_DATA is not set" if case == "unset" else "file not found"
     assert expected in proc.stderr
-    assert "stopped by the pre-flight before the model was loaded" in proc.stderr
+    [failed] = [line for line in proc.stderr.splitlines() if "run FAILED" in line]
+    assert "stopped before the model was loaded: " in failed and expected in failed, "the reason on one line"
     assert "Traceback" not in proc.stderr
 
 

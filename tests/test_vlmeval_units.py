@@ -23,6 +23,7 @@ from medhorizon_tasks.benchmarks.medhorizon import scoring as medhorizon_scoring
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting
 from medhorizon_tasks.core.errors import VideoError
 from medhorizon_tasks.core.sampling import FramePlan
+from medhorizon_tasks.runs.launch import RunStart
 
 # ------------------------------------------------------------------ presets = the lmms-eval tasks' settings
 
@@ -236,10 +237,9 @@ def _status(work: Path, model: str, datasets: dict) -> None:
 
 def test_every_way_a_vlmeval_run_can_fail_is_a_reason(tmp_path):
     """VLMEvalKit exits 0 in each of these; the launcher's verdict names each one."""
-    import time
 
-    since = time.time() - 5
     work = tmp_path / "work"
+    since = RunStart(work)
     ours = PRESETS["MedHorizon_Synthetic_cap64"]
     _status(work, "m", {"Theirs_skipped": {"status": "skipped", "skip_reason": "unsupported_model"},
                         "Theirs_empty": {"status": "done", "metrics": {}},
@@ -257,18 +257,17 @@ def test_every_way_a_vlmeval_run_can_fail_is_a_reason(tmp_path):
     # an --mode infer run is judged on inference only
     _status(work, "m2", {"Theirs": {"status": "skipped", "skip_reason": "mode_infer"}})
     assert launch.judge_vlmeval_run(work, ["m2"], {"Theirs": None}, since, mode="infer").ok
-    # a status.json older than the run is not this run's
+    # a status.json from before the run is not this run's
     assert "m x Theirs_empty was not evaluated" in "\n".join(
-        launch.judge_vlmeval_run(work, ["m"], {"Theirs_empty": None}, time.time() + 10).reasons)
+        launch.judge_vlmeval_run(work, ["m"], {"Theirs_empty": None}, RunStart(work)).reasons)
 
 
 def test_a_run_with_a_relative_work_dir_is_judged_on_its_files(tmp_path, monkeypatch):
     """`--work-dir out/` (the README's examples): status.json names the predictions relative to the working
     directory; the verdict finds the report and records beside them."""
-    import time
 
-    since = time.time() - 5
     monkeypatch.chdir(tmp_path)
+    since = RunStart(tmp_path)
     monkeypatch.delenv("MEDHORIZON_ALLOW_VIDEO_ERRORS", raising=False)
     _status(Path("out"), "m", {"MedHorizon_Synthetic_cap64": {
         "status": "done", "prediction_file": "out/m/m_MedHorizon_Synthetic_cap64.tsv", "metrics": {"accuracy": 1.0}}})
@@ -282,9 +281,8 @@ def test_a_run_with_a_relative_work_dir_is_judged_on_its_files(tmp_path, monkeyp
 
 def test_items_the_model_gave_no_answer_to_fail_the_vlmeval_run(synthetic, tmp_path):
     """VLMEvalKit's own failure string and an empty reply, recorded by the dataset's scorer, are listed by uid."""
-    import time
 
-    since = time.time() - 5
+    since = RunStart(tmp_path)
     name = "MedHorizon_Synthetic_cap64"
     proto = protocol_for(PRESETS[name])
     raws = ["Failed to obtain answer via API. ", "", *[it.answer for it in proto.units[2:5]]]

@@ -17,7 +17,9 @@ unknown provider) gets
 :data:`GENERIC`, the OpenAI-compatible request lmms-eval's own wrapper sends.
 Each rule cites the provider page it follows; a provider that changes its API
 answers with a 4xx, which stops the run at the first request with the
-provider's message (``medhorizon_openai``), never a silent score.
+provider's message (``medhorizon_openai``), never a silent score. (408, 409 and
+429 are retried, and a 400 that refuses one item for its content is that item's
+``refused``: :mod:`medhorizon_tasks.core.retry`.)
 
 Framework-free: nothing here imports lmms-eval or an HTTP client.
 """

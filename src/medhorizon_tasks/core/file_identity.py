@@ -15,8 +15,10 @@ identity follows its bytes. A file that changes while it is being hashed is hash
 
 The database is ``$MEDHORIZON_IDENTITY_DB`` (default ``~/.cache/medhorizon_tasks/file_identity.sqlite3``),
 SQLite, safe with several processes (every rank of a multi-process run) and never required: where it
-cannot be written the digests are remembered for the process only. Deleting it costs one more read of
-every file.
+cannot be written the digests are remembered for the process only. Nor is it ever waited for: a database
+that another process keeps locked for more than :data:`BUSY_TIMEOUT_S` is given up for the rest of this
+process, with one warning, and the digests are remembered in its own memory (a wait per file would add a
+minute per video to a run). Deleting it costs one more read of every file.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ IDENTITY_ENV = "MEDHORIZON_IDENTITY_DB"
 ALGORITHM = "xxh128"
 _CHUNK = 1 << 22
 _RETRIES = 3
+#: Longest wait for a database another process holds locked, in seconds, before it is given up.
+BUSY_TIMEOUT_S = 2.0
 
 _lock = threading.Lock()
 _memo: dict[tuple, str] = {}  # (realpath, stat key) -> identity, this process
@@ -60,15 +64,35 @@ def _connection() -> sqlite3.Connection | None:
     con = None
     try:
         Path(where).parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(where, timeout=60, check_same_thread=False, isolation_level=None)
+        con = sqlite3.connect(where, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None)
         con.execute("PRAGMA journal_mode=WAL")
         con.execute("CREATE TABLE IF NOT EXISTS identity (path TEXT PRIMARY KEY, stat TEXT NOT NULL, "
                     "identity TEXT NOT NULL)")
     except (OSError, sqlite3.Error) as exc:
         warnings.warn(f"file identities are remembered for this process only ({where}: {exc})", stacklevel=3)
+        if con is not None:
+            con.close()
         con = None
     _db[where] = con
     return con
+
+
+def _give_up(exc: sqlite3.Error) -> None:
+    """A database locked by another process past the busy timeout: this process remembers in its own memory
+    from now on (one warning), rather than wait for it on every file."""
+    where = str(_db_path())
+    with _lock:
+        con = _db.get(where)
+        if con is None:
+            return
+        _db[where] = None
+    warnings.warn(f"file identities are remembered for this process only: {where} is locked by another process "
+                  f"({exc}; waited {BUSY_TIMEOUT_S:g} s)", stacklevel=3)
+    con.close()
+
+
+def _busy(exc: sqlite3.Error) -> bool:
+    return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower()
 
 
 def _remembered(real: str, key: tuple) -> str | None:
@@ -77,7 +101,9 @@ def _remembered(real: str, key: tuple) -> str | None:
         return None
     try:
         row = con.execute("SELECT stat, identity FROM identity WHERE path = ?", (real,)).fetchone()
-    except sqlite3.Error:
+    except sqlite3.Error as exc:
+        if _busy(exc):
+            _give_up(exc)
         return None
     if row and row[0] == repr(key) and str(row[1]).startswith(ALGORITHM + ":"):
         return row[1]
@@ -91,8 +117,9 @@ def _remember(real: str, key: tuple, identity: str) -> None:
     try:
         con.execute("INSERT OR REPLACE INTO identity (path, stat, identity) VALUES (?, ?, ?)",
                     (real, repr(key), identity))
-    except sqlite3.Error:
-        pass  # a busy or read-only database costs a re-read next time, never a wrong answer
+    except sqlite3.Error as exc:  # a busy or read-only database costs a re-read next time, never a wrong answer
+        if _busy(exc):
+            _give_up(exc)
 
 
 def _digest(path: str) -> str:

@@ -7,11 +7,14 @@ mid-write) is cut off, and every complete line is a cached response.
 
 A response may only be reused by the run that would have produced it. Its key
 (:func:`request_key`) therefore covers the whole identity of the run
-(:func:`run_identity`: the model, every model argument, this package's
-version) and of the request (task, its configuration, the document, prompt,
+(:func:`run_identity`: the model, every model argument that can change a
+response, this package's version) and of the request (task, its configuration, the document, prompt,
 generation settings). A journal written by another checkpoint, seed or model
 argument is still read, but none of its responses match: they are counted
-(:attr:`Journal.foreign`) and reported, never returned.
+(:attr:`Journal.foreign`) and reported, never returned. How a response was
+fetched is not part of it (:data:`TRANSPORT_ARGS`: retries, timeout,
+concurrency, backoff, the API key): a rerun with more retries or another key
+reuses every answer already given.
 """
 
 from __future__ import annotations
@@ -22,7 +25,10 @@ import os
 from collections import Counter
 from pathlib import Path
 
-__all__ = ["Journal", "request_key", "run_identity"]
+__all__ = ["Journal", "request_key", "run_identity", "TRANSPORT_ARGS"]
+
+#: Model arguments that say how a response is fetched, never what it is: not part of a run's identity.
+TRANSPORT_ARGS = frozenset({"max_retries", "timeout", "num_concurrent", "retry_backoff_s", "api_key"})
 
 
 def request_key(*parts: object) -> str:
@@ -32,11 +38,13 @@ def request_key(*parts: object) -> str:
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def run_identity(model: str, model_args: dict, **extra) -> tuple[str, dict]:
-    """``(short hash, description)`` of everything about a run that can change its responses."""
+def run_identity(model: str, model_args: dict, *, transport: frozenset = frozenset(), **extra) -> tuple[str, dict]:
+    """``(short hash, description)`` of everything about a run that can change its responses; the model args
+    named in ``transport`` (:data:`TRANSPORT_ARGS` for a model server's client) are left out."""
     from .version import __version__
 
-    description = {"model": str(model), "model_args": {str(k): str(v) for k, v in sorted(model_args.items())},
+    description = {"model": str(model), "model_args": {str(k): str(v) for k, v in sorted(model_args.items())
+                                                       if str(k) not in transport},
                    "package": f"medhorizon-tasks {__version__}", **extra}
     return request_key(description)[:16], description
 

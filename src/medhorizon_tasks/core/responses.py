@@ -1,4 +1,4 @@
-"""A model's response that is not an answer: a failed request, or an empty or cut-off reply.
+"""A model's response that is not an answer: a failed request, a refused item, or an empty or cut-off reply.
 
 Every reader of a model's text calls :func:`response_failure` before extraction
 (the MedHorizon, Sureon and SurgHiBench scorers, in lmms-eval and VLMEvalKit
@@ -15,10 +15,19 @@ status             what the response was
                    (``FAIL_MSG`` of ``vlmeval/inference*.py`` and ``vlmeval/constant.py``, the
                    API wrappers' ``fail_msg``: all begin "Failed to obtain answer", one "Fail
                    to obtain answer")
+``refused``        the provider refused this item for its content: a reply stopped by its
+                   content filter (``finish_reason: content_filter``, the partial text kept after
+                   the bridge's marker, :func:`refused_text`, never extracted), or an HTTP 400
+                   that says the input was flagged by its usage / content policy. Another item
+                   of the same run may well be answered, so the run goes on; a resumed run does
+                   not ask a refused item again unless told to
 ``truncated``      an empty reply (nothing but white space), or one the provider cut at the
                    length limit (``finish_reason: length``; the bridge's marker,
                    :func:`truncated_text`, keeps the partial text after it)
 =================  ===========================================================================
+
+Each of them makes a run exit non-zero (``medhorizon-tasks run``, ``vlmeval``):
+the items are listed by uid, scored wrong, and counted apart from ``invalid``.
 
 ``None`` is no response at all (an item without a prediction): that is
 ``missing``, the readers' own status, not a failure of this module.
@@ -29,14 +38,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["REQUEST_ERROR", "TRUNCATED", "FAILURE_STATUSES", "Failure", "response_failure",
-           "request_error_text", "truncated_text"]
+__all__ = ["REQUEST_ERROR", "REFUSED", "TRUNCATED", "FAILURE_STATUSES", "Failure", "response_failure",
+           "request_error_text", "refused_text", "truncated_text"]
 
 REQUEST_ERROR = "request_error"
+REFUSED = "refused"
 TRUNCATED = "truncated"
-FAILURE_STATUSES = (REQUEST_ERROR, TRUNCATED)
+FAILURE_STATUSES = (REQUEST_ERROR, REFUSED, TRUNCATED)
 
 _REQUEST_ERROR_TAG = "MEDHORIZON_REQUEST_ERROR"
+_REFUSED_TAG = "MEDHORIZON_REFUSED"
 _TRUNCATED_TAG = "MEDHORIZON_TRUNCATED"
 _REASON_CHARS = 300
 
@@ -44,6 +55,7 @@ _REASON_CHARS = 300
 _FAILURES = (
     (re.compile(rf"\[{_REQUEST_ERROR_TAG}(?P<head>[^\]]*)\]\s*(?P<reason>.*)", re.S), REQUEST_ERROR),
     (re.compile(rf"\[{_TRUNCATED_TAG}(?P<head>[^\]]*)\]\s*(?P<reason>.*)", re.S), TRUNCATED),
+    (re.compile(rf"\[{_REFUSED_TAG}(?P<head>[^\]]*)\]\s*(?P<reason>.*)", re.S), REFUSED),
     (re.compile(r"\[LMMS_EVAL_REQUEST_FAILED(?P<head>[^\]]*)\]\s*(?P<reason>.*)", re.S), REQUEST_ERROR),
     (re.compile(r"(?P<head>)(?P<reason>Fail(?:ed)? to obtain answer.*)", re.S), REQUEST_ERROR),
 )
@@ -78,8 +90,9 @@ def response_failure(text) -> Failure | None:
         if m is None:
             continue
         head, reason = m.group("head").strip(" :"), m.group("reason")
-        if status == TRUNCATED:  # the marker's head is why; what follows is the partial answer
-            return Failure(status, _one_line(head or "cut at the length limit"))
+        if status in (TRUNCATED, REFUSED):  # the marker's head is why; what follows is the partial answer
+            return Failure(status, _one_line(head or ("cut at the length limit" if status == TRUNCATED
+                                                      else "refused by the provider")))
         return Failure(status, _one_line(": ".join(p for p in (head, reason.strip()) if p)) or "request failed")
     return None
 
@@ -93,3 +106,9 @@ def truncated_text(why: str, partial: str | None = None) -> str:
     """The response a bridge writes for a reply cut by the length limit or empty (``why``), the partial text kept
     after the marker for the record (never extracted)."""
     return f"[{_TRUNCATED_TAG}: {_one_line(why)}] {partial or ''}".rstrip()
+
+
+def refused_text(why: str, partial: str | None = None) -> str:
+    """The response a bridge writes for an item the provider refused for its content (``why``: its words, or
+    ``finish_reason=content_filter``), any partial text kept after the marker for the record (never extracted)."""
+    return f"[{_REFUSED_TAG}: {_one_line(why)}] {partial or ''}".rstrip()

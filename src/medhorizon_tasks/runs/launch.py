@@ -21,30 +21,42 @@ two runs into one folder would write the same files and each would read the
 other's as its own. A launcher therefore holds its output folder for the whole
 run (:func:`own_outputs`: a file lock, and a note of who holds it) and a second
 run into the same folder is refused at once, naming the first; and the verdict
-reads only files this run wrote after it started (:func:`written_since`), which
-each adapter checks further against what the run was (the model, its
-arguments, the tasks).
+reads only files this run wrote (:class:`RunStart`: what the folder held when
+the run started, file by file, so that no clock decides it: a file dated in the
+future by clock skew, a copy or NFS is still an earlier run's), which each
+adapter checks further against what the run was (the model, its arguments, the
+tasks).
+
+**A run's child dies with it.** The framework runs in a process group of its
+own, killed on every way out of :func:`run_logged` (its end, an exception,
+Ctrl-C, the ``timeout``), and on Linux the child is told to die with its parent
+(``PR_SET_PDEATHSIG``), so a launcher killed with SIGKILL, which releases the
+folder lock at once, does not leave it writing into the folder.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import datetime
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import DataError, MedHorizonError
+from ..core.file_identity import stat_key
 from ..core.safeio import atomic_write_json, read_json
 
 __all__ = ["Verdict", "run_logged", "last_error", "EXIT_OK", "EXIT_FAILED", "EXIT_REFUSED", "OutputsInUse",
-           "own_outputs", "written_since", "RUN_LOCK", "RUN_HOLDER"]
+           "own_outputs", "RunStart", "RUN_LOCK", "RUN_HOLDER"]
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 
@@ -98,18 +110,55 @@ class Verdict:
         return "\n".join([head, *(f"  also: {r}" for r in self.reasons[1:]), *(f"  note: {n}" for n in self.notes)])
 
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _dies_with_parent():
+    """The child's set-up between fork and exec: a process group of its own (killed whole by the parent), and on
+    Linux SIGKILL when the parent dies, however it dies (``prctl(PR_SET_PDEATHSIG)``)."""
+    parent = os.getpid()
+    prctl = None
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            prctl = ctypes.CDLL(None, use_errno=True).prctl  # loaded here: nothing is imported after the fork
+
+    def setup() -> None:
+        os.setpgid(0, 0)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != parent:  # the parent died before the signal was armed
+                os._exit(1)
+    return setup
+
+
+def _end_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """Stop the child's process group (the child and whatever it started): SIGTERM, then SIGKILL after
+    ``grace_s``; nothing when the group is gone."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=grace_s)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)  # the child if it is still there, and what it left in its group
+    proc.wait()
+
+
 def run_logged(cmd: list[str], *, env: dict | None = None, log: Path, echo: bool = True,
                timeout: float | None = None, cwd: str | os.PathLike | None = None) -> int:
     """Run ``cmd``, its output shown live (``echo``) and written to ``log``; returns its exit status.
 
-    Ctrl-C is passed on to the child, which then stops as it would on its own.
+    The child runs in a process group of its own, ended on every way out of this function, and on Linux dies
+    with this process (see the module's text). Ctrl-C is passed on to the child, which then stops as it would
+    on its own.
     """
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "w", encoding="utf-8", errors="replace") as fh:
         fh.write("$ " + " ".join(cmd) + "\n")
         fh.flush()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                                text=True, errors="replace", bufsize=1)
+                                text=True, errors="replace", bufsize=1, preexec_fn=_dies_with_parent())
         assert proc.stdout is not None
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
@@ -118,28 +167,36 @@ def run_logged(cmd: list[str], *, env: dict | None = None, log: Path, echo: bool
                 if echo:
                     sys.stderr.write(line)
                 if deadline is not None and time.monotonic() > deadline:
-                    proc.kill()
                     fh.write(f"\n[killed after {timeout:g} s]\n")
+                    _end_group(proc, grace_s=0)
                     break
             return proc.wait()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # the terminal's Ctrl-C reaches this group only: passed on, then waited for
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGINT)
             proc.wait()
             raise
+        finally:
+            _end_group(proc)
 
 
-_ERROR_LINE = re.compile(r"(?:^|\s)(?:[A-Za-z_.]*(?:Error|Exception)\b[^\n]*|.*\|\s*ERROR\s*\|[^\n]*)")
+_ERROR_LINE = re.compile(r"(?:^|\s)(?:[A-Za-z_.]*(?:Error|Exception|Refused)\b[^\n]*|.*\|\s*ERROR\s*\|[^\n]*)")
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Refused)\b: ")  # a traceback's last line
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # loguru colours lmms-eval's log lines
 
 
 def last_error(log: Path, limit: int = 300) -> str | None:
-    """The last line of ``log`` that reports an error or exception (shortened), if any."""
+    """The last exception of ``log`` (a traceback's last line: its type and message), else the last line that
+    reports an error (shortened, colours removed), if any."""
     try:
-        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = [_ANSI.sub("", line).strip() for line in
+                 log.read_text(encoding="utf-8", errors="replace").splitlines()]
     except OSError:
         return None
-    for line in reversed(lines):
-        text = line.strip()
-        if text and _ERROR_LINE.search(text) and not text.startswith("$ "):
-            return text if len(text) <= limit else text[: limit - 3] + "..."
+    for pattern in (_EXCEPTION_LINE, _ERROR_LINE):
+        for text in reversed(lines):
+            if text and pattern.search(text) and not text.startswith("$ "):
+                return text if len(text) <= limit else text[: limit - 3] + "..."
     return None
 
 
@@ -182,20 +239,45 @@ def own_outputs(folder: str | os.PathLike, command: str, *, option: str) -> Iter
         lock.release()
 
 
-def _holder(folder: Path) -> str:
-    try:
-        note = read_json(folder / RUN_HOLDER)
-    except DataError:
-        note = None
-    if not isinstance(note, dict):
-        return "its holder left no note"
-    return f"pid {note.get('pid')} on {note.get('host')} since {note.get('started')}: {note.get('command')}"
+def _holder(folder: Path, wait_s: float = 5.0) -> str:
+    """Who holds ``folder``, from its note; a run that took the lock an instant ago writes its note just after,
+    so a missing note is waited for (``wait_s``) before it is said to be missing."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            note = read_json(folder / RUN_HOLDER)
+        except DataError:
+            note = None
+        if isinstance(note, dict):
+            return f"pid {note.get('pid')} on {note.get('host')} since {note.get('started')}: {note.get('command')}"
+        if time.monotonic() >= deadline:
+            return f"its holder wrote no note in {wait_s:g} s"
+        time.sleep(0.05)
 
 
-def written_since(path: str | os.PathLike, started: float) -> bool:
-    """Whether ``path`` was last written after ``started`` (``time.time()`` at the run's start; one second of
-    slack for file systems that keep whole seconds): a file from before the run is never its output."""
-    try:
-        return os.stat(path).st_mtime >= started - 1
-    except OSError:
-        return False
+class RunStart:
+    """A run's start: its ``run_id``, its ``time`` (``time.time()``), and what every file under ``roots`` was at
+    that moment (device, inode, size, mtime_ns, ctime_ns). :meth:`wrote` says whether the run wrote a file: one
+    that is new, or not what it was. No clock decides it: a file dated in the future (clock skew, a copied
+    folder, NFS) that the run did not touch is still what it was, and any write changes its ``ctime``, which
+    no one can set back."""
+
+    def __init__(self, *roots: str | os.PathLike):
+        self.run_id = uuid.uuid4().hex
+        self.time = time.time()
+        self._before: dict[str, tuple] = {}
+        for root in roots:
+            for dirpath, _, names in os.walk(root):
+                for name in names:
+                    path = os.path.realpath(os.path.join(dirpath, name))
+                    with contextlib.suppress(OSError):
+                        self._before[path] = stat_key(path)
+
+    def wrote(self, path: str | os.PathLike) -> bool:
+        """Whether ``path`` was written since the run started (False when it is not there)."""
+        real = os.path.realpath(path)
+        try:
+            now = stat_key(real)
+        except OSError:
+            return False
+        return self._before.get(real) != now

