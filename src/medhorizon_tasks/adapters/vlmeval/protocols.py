@@ -143,7 +143,8 @@ class MedHorizonProtocol(Protocol):
     def record(self, item, raw, error, *, judge=None):
         if raw is None:
             return medhorizon_scoring.missing_record(item, self.mode)
-        return medhorizon_record(item, raw, self.mode, error)
+        shown = None if error else medhorizon_protocol.frames_shown(item, self.setting, self.source.video_root)
+        return medhorizon_record(item, raw, self.mode, error, shown)
 
     def report(self, items, records, prediction_file=None):
         return medhorizon_scoring.report(records)

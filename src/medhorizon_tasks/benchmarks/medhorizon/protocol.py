@@ -5,7 +5,11 @@ Modes (paper sections 4.1 and 4.3, appendix 8):
 - ``visual``: frames admitted by the 1 FPS + cap rule (:class:`~medhorizon_tasks.core.sampling.FpsCap`)
   over the whole video, or a fixed uniform budget (``frames=N``);
 - ``text``: the identical question and options, no frames (the "Text" / blind row);
-- ``oracle``: the item's evidence frames (the "GT-images" row);
+- ``oracle``: the item's evidence frames (the "GT-images" row): the 1 FPS frames inside its evidence windows,
+  uniformly thinned to the run's ``cap`` when more (phase-length PR / SD / RL windows hold hundreds or thousands;
+  the paper: "the oracle setting uses the variable number of available evidence images for each item", section 8
+  RQ2), or exactly the release's own evidence images when a record lists them (thinned the same way only past
+  the cap). No oracle plan is ever longer than the cap of the row it runs in;
 The "Random" row of the paper is the ``medhorizon_random`` probe model (a
 seeded uniform guess, :func:`medhorizon_tasks.data.synthetic.probes.random_answer`) run on
 the text task.
@@ -31,7 +35,6 @@ from ...core.sampling import (
     FrameChange,
     FramePlan,
     Hybrid,
-    Oracle,
     Perturbation,
     Uniform,
     VideoMeta,
@@ -49,6 +52,7 @@ from ...core.video.prepared import (  # noqa: F401  (DEFAULT_MAX_SIDE: part of t
     video_index,
 )
 from .release import LETTERS, Item
+from .release_check import evidence_seconds, oracle_policy  # noqa: F401  (evidence_seconds: re-exported)
 
 MODES = ("visual", "text", "oracle")
 STRATEGIES = ("uniform", "frame_change", "hybrid")
@@ -117,7 +121,8 @@ class FrameSetting:
 
     def policy(self, item: Item, signal: ChangeSignal | None = None):
         if self.mode == "oracle":
-            return Oracle(evidence_seconds(item), fps=self.fps, fallback_cap=self.cap)
+            # capped like every other row (module doc); the release's own images when it lists them
+            return oracle_policy(item, self.fps, self.cap)
         if self.strategy == "frame_change":
             return FrameChange(self.frames, signal, fps=self.fps)
         if self.strategy == "hybrid":
@@ -133,12 +138,6 @@ class FrameSetting:
     @property
     def shows_frames(self) -> bool:
         return self.mode in ("visual", "oracle")
-
-
-def evidence_seconds(item: Item) -> tuple[tuple[float, float], ...]:
-    """The item's evidence windows, given in the data's frame numbering at the data's ``fps``, in seconds:
-    the oracle looks them up in the file by time (see :mod:`medhorizon_tasks.core.video.metadata`)."""
-    return tuple((a / item.fps, b / item.fps) for a, b in item.evidence_windows)
 
 
 def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None,
@@ -167,6 +166,17 @@ def prepare(item: Item, setting: FrameSetting, video_root: str | os.PathLike) ->
     index = video_index(path, item.uid)
     duration = check_duration(index, item.duration_s, path=path, uid=item.uid)
     return PreparedVideo(path, index, plan_for(item, setting, index, path), duration)
+
+
+def frames_shown(item: Item, setting: FrameSetting, video_root: str | os.PathLike) -> int | None:
+    """The number of frames an oracle-mode record carries (its plan on the file's own frame times); None in
+    another mode, or when the video fails (its record is then a video error)."""
+    if setting.mode != "oracle":
+        return None
+    try:
+        return len(prepare(item, setting, video_root).plan)
+    except VideoError:
+        return None
 
 
 def decode_frames(video: PreparedVideo, setting: FrameSetting, uid: str | None = None,
