@@ -81,7 +81,7 @@ def doc_to_visual(doc: dict, lmms_eval_specific_kwargs=None):
         return []
     item = _item(doc)
     return decoded_frames(_key(item, setting, doc), _decode(item, setting, doc), "medhorizon",
-                          video_file(doc["video_root"], item.video_path, item.uid))
+                          video_file(doc["video_root"], item.video_path, item.uid), times=setting.shows_times)
 
 
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs=None) -> str:
@@ -94,7 +94,7 @@ def doc_to_text(doc: dict, lmms_eval_specific_kwargs=None) -> str:
     except VideoError:
         # reported per item by doc_to_visual / process_results; the model gets no frames
         return build_prompt(item)
-    return build_prompt(item, video.plan, video.duration_s)
+    return build_prompt(item, video.plan, video.duration_s, times=setting.shows_times)
 
 
 def doc_to_target(doc: dict) -> str:

@@ -135,7 +135,7 @@ class MedHorizonProtocol(Protocol):
             video = medhorizon_protocol.prepare(item, setting, self.source.video_root)
         except VideoError as exc:
             return medhorizon_protocol.build_prompt(item), [], str(exc)
-        text = medhorizon_protocol.build_prompt(item, video.plan, video.duration_s)
+        text = medhorizon_protocol.build_prompt(item, video.plan, video.duration_s, times=setting.shows_times)
         files, error = self._frames(store, video, setting.max_side,
                                     lambda: medhorizon_protocol.decode_frames(video, setting, item.uid))
         return text, files, error

@@ -61,6 +61,15 @@ DEFAULT_FPS = 1.0
 DEFAULT_CAP = 64           # the paper's fixed-frame budget for most open models
 
 
+def _flag(value) -> bool:
+    """A YAML / model-args boolean: true/false, 1/0, yes/no."""
+    if isinstance(value, str):
+        if value.strip().lower() not in ("true", "false", "1", "0", "yes", "no", ""):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)
+
+
 @dataclass(frozen=True)
 class FrameSetting:
     """How frames are admitted for one run (the task's ``lmms_eval_specific_kwargs``).
@@ -69,6 +78,10 @@ class FrameSetting:
     decoded sequence, or chosen by ``strategy`` ``frame_change`` / ``hybrid``
     on the fps grid. ``order`` perturbs the chronological order afterwards
     (``reverse``, ``block_shuffle``, ``local_shuffle``; seeded by ``order_seed``).
+    ``order_study``: one of the four frame-order tasks (paper Fig. 8, RQ3), the
+    original order included: no frame times and no "chronological" in the
+    prompt, and no real times for a bridge to show, so that the four tasks
+    differ in the order of the frames only.
     """
 
     mode: str = "visual"
@@ -79,6 +92,7 @@ class FrameSetting:
     strategy: str = "uniform"
     order: str = "original"
     order_seed: int = 0
+    order_study: bool = False
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -90,8 +104,11 @@ class FrameSetting:
         Perturbation(self.order, seed=self.order_seed)  # validates kind and seed
 
     def key(self) -> dict:
-        """Everything that decides which frames are decoded (the identity of a video outcome)."""
-        return {"benchmark": "medhorizon", **dataclasses.asdict(self)}
+        """Everything that decides which frames are decoded (the identity of a video outcome); ``order_study``
+        changes only what is said about them, so it is left out."""
+        key = {"benchmark": "medhorizon", **dataclasses.asdict(self)}
+        del key["order_study"]
+        return key
 
     @classmethod
     def from_kwargs(cls, kwargs: dict | None) -> "FrameSetting":
@@ -101,7 +118,8 @@ class FrameSetting:
         return cls(mode=str(kw.get("mode", "visual")), fps=float(kw.get("fps", DEFAULT_FPS)),
                    cap=int(kw.get("cap", DEFAULT_CAP)), frames=int(frames) if frames else None,
                    max_side=int(max_side) if max_side else None, strategy=str(kw.get("strategy", "uniform")),
-                   order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)))
+                   order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)),
+                   order_study=_flag(kw.get("order_study", False)))
 
     def describe(self) -> str:
         """The "Input" column of a report: ``1 FPS, cap 64``, ``32 frames``, ``text only``, ``GT evidence``."""
@@ -114,6 +132,11 @@ class FrameSetting:
         else:
             text = f"{self.fps:g} FPS, cap {self.cap}"
         return text if self.order == "original" else f"{text}, {self.order.replace('_', ' ')}"
+
+    @property
+    def shows_times(self) -> bool:
+        """Whether the frames' real times may be told to the model (prompt, or a bridge's time labels)."""
+        return not self.order_study
 
     @property
     def needs_change_signal(self) -> bool:
@@ -202,21 +225,26 @@ def _clock(seconds: float) -> str:
     return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
-def build_prompt(item: Item, plan: FramePlan | None = None, duration_s: float | None = None) -> str:
+def build_prompt(item: Item, plan: FramePlan | None = None, duration_s: float | None = None,
+                 times: bool = True) -> str:
     """The question prompt. Text mode (``plan=None``) gets the identical question, options and instruction.
 
     ``duration_s``: the video file's measured duration (default: the data's).
 
     Frames in chronological order come with their timestamps. A plan whose
-    order was perturbed (the RQ3 diagnostic) gets neither the timestamps nor
-    the word "chronological": timestamps would let a model undo the
-    perturbation.
+    order was perturbed gets neither the timestamps nor the word
+    "chronological": timestamps would let a model undo the perturbation.
+    ``times=False`` (:attr:`FrameSetting.shows_times`: the four frame-order
+    tasks of Fig. 8, the original order included) gives every order that same
+    text, so the order of the frames is the only difference between them
+    ("Reversing, block-shuffling, or locally shuffling frames reduces
+    Qwen3-VL-8B from 26.5% to 24.2-24.5% overall", section 4.4).
     """
     lines = []
     if plan is not None:
         head = f"These are {len(plan)} frames from a {_clock(item.duration_s if duration_s is None else duration_s)} " \
                "clinical video"
-        if list(plan.indices) == sorted(plan.indices):
+        if times and list(plan.indices) == sorted(plan.indices):
             stamps = ", ".join(f"{t:.1f}" for t in plan.timestamps)
             lines.append(f"{head}, in chronological order, sampled over the whole video. "
                          f"Frame timestamps in seconds: {stamps}.")

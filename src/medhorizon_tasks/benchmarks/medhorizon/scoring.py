@@ -100,7 +100,9 @@ def record_for(item: Item, raw_output: str | None, mode: str, error: str | None,
     """The record of one model output in either framework: scored, or -- when the item's video failed
     (``error``; the model got no frames) -- a video error whatever the model said, its text kept beside it."""
     if not error:
-        return score_item(item, raw_output, mode, frames_shown=frames_shown)
+        if frames_shown is None:
+            return score_item(item, raw_output, mode)
+        return score_item(item, raw_output, mode, "default", frames_shown)
     record = error_record(item, mode, error)
     record["raw_output"] = raw_output
     return record

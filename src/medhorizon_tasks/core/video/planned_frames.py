@@ -23,8 +23,10 @@ class PlannedFrames(list):
     * ``timestamps``: each frame's time in seconds on the video's own timeline;
     * ``policy``: the frame plan's policy text (e.g. ``fps_cap(fps=1,cap=64)``);
     * ``duration_s``: the video file's duration;
-    * ``chronological``: False when the order was perturbed on purpose (the
-      frame-order diagnostic), in which case adapters must not reveal times;
+    * ``chronological``: False when the order was perturbed on purpose, and
+      for every order of the frame-order diagnostic (the original included, so
+      that its four tasks differ in order only); adapters must then not reveal
+      real times;
     * ``error``: the video error when the frames could not be decoded (the
       list is then empty).
     """
