@@ -94,6 +94,10 @@ class Protocol:
         """``(prompt text, frame files in the order shown, video error or None)``."""
         raise NotImplementedError
 
+    def message(self, unit, text: str, files: list[str]) -> list[dict]:
+        """VLMEvalKit's message for a prompt built by :meth:`prompt`: the frames, then the text."""
+        return [*(dict(type="image", value=f) for f in files), dict(type="text", value=text)]
+
     def record(self, unit, raw: str | None, error: str | None, *, judge=None) -> dict | None:
         """The unit's record; ``raw`` None: no prediction (None when the report counts that itself)."""
         raise NotImplementedError
@@ -161,6 +165,10 @@ class MedHorizonProtocol(Protocol):
 class SureonProtocol(Protocol):
     PRIMARY_METRIC = "mu"
 
+    def __init__(self, preset: Preset, source: DataSource | None = None):
+        super().__init__(preset, source)
+        self._parts: dict[str, list[str | int]] = {}  # uid -> the interleaved prompt of its planned frames
+
     @property
     def blur(self) -> bool:
         """The visual mode's blurring pass: the preset's ``blur``, else ``$SUREON_BLUR``, else on."""
@@ -183,7 +191,17 @@ class SureonProtocol(Protocol):
             return sureon_protocol.build_prompt(item), [], str(exc)
         files, error = self._frames(store, video, sureon_protocol.DEFAULT_MAX_SIDE,
                                     lambda: sureon_protocol.decode_frames(video, item.uid))
+        self._parts[item.uid] = sureon_protocol.prompt_parts(item, video.plan)
         return sureon_protocol.build_prompt(item, video.plan), files, error
+
+    def message(self, item, text, files):
+        """Fig. 17: the frames interleaved with their timestamps (:func:`sureon_protocol.prompt_parts`), the clip's
+        range first, the question and options last; blind (or a clip whose frames failed): the text alone."""
+        parts = self._parts.get(item.uid) if files else None
+        if parts is None:
+            return super().message(item, text, files)
+        return [dict(type="image", value=files[p]) if isinstance(p, int) else dict(type="text", value=p)
+                for p in parts]
 
     def record(self, item, raw, error, *, judge=None):
         if raw is None:
