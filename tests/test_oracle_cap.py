@@ -80,3 +80,19 @@ def test_bad_evidence_images_name_the_item_and_field(tmp_path):
     with pytest.raises(DataError) as e:
         _release(tmp_path, [{"images": [12, "frame_0042.jpg"]}])
     assert "item 0: field 'evidence.images'" in str(e.value) and "frame_0042.jpg" in str(e.value)
+
+
+def test_a_release_without_evidence_images_keeps_its_data_version(tmp_path):
+    """``evidence_frames`` joined the item records later: the version of a release that lists no images is the
+    hash of the records as they were; listing images makes it another version."""
+    from medhorizon_tasks.benchmarks.data import BenchmarkData, canonical_content, hash_content
+
+    plain, with_images = _release(tmp_path, [{"support": "local", "frame_windows": [[0, 100]]},
+                                             {"support": "local", "frame_windows": [[0, 100]], "images": [50]}])
+    content = canonical_content(BenchmarkData("medhorizon", "x", [plain.uid], items=[plain]))
+    old = plain.to_record()
+    del old["evidence_frames"]
+    assert content["items"] == [old]
+    assert hash_content(content) == hash_content({"benchmark": "medhorizon", "scheme": 1, "items": [old]})
+    assert "evidence_frames" in canonical_content(BenchmarkData("medhorizon", "x", [with_images.uid],
+                                                                items=[with_images]))["items"][0]
