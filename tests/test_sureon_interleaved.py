@@ -28,7 +28,7 @@ def _assert_alternates(kinds_and_values, times):
     n = len(times)
     assert kinds == ["text", *(["text", "image"] * n), "text"], kinds
     assert kinds_and_values[0][1].startswith("This is a clip from ")
-    assert kinds_and_values[-1][1].startswith("Question: ")
+    assert kinds_and_values[-1][1].startswith("\nQuestion: ")  # after a blank line
     for k in range(n):
         stamp = kinds_and_values[1 + 2 * k][1]
         m = STAMP.match(stamp)
@@ -46,10 +46,14 @@ def test_the_rule_places_each_frame_right_after_its_timestamp(sureon_proto):
     parts = prompt_parts(item, plan)
     _assert_alternates([("image", p) if isinstance(p, int) else ("text", p) for p in parts], plan.timestamps)
     assert [p for p in parts if isinstance(p, int)] == [0, 1, 2, 3]
-    # the blind prompt is unchanged: the clip's range, then the question and options, no frame or timestamp
+    # the blind prompt is unchanged: the clip's range, a blank line, the question and options
     blind = build_prompt(item)
-    assert blind == "\n".join([parts[0], "", parts[-1]])
+    assert blind == "\n".join([parts[0], "", parts[-1].lstrip("\n")])
     assert "Frame" not in blind and "frames" not in blind
+    # one text for the consumers that put every image first: the same parts, joined; minus its frame lines: blind
+    flat = build_prompt(item, plan)
+    assert flat == "\n".join(p for p in parts if isinstance(p, str))
+    assert "\n".join(x for x in flat.splitlines() if not STAMP.match(x)) == blind
 
 
 def test_lmms_eval_chat_messages_alternate_timestamp_and_frame(sureon_proto):
@@ -97,7 +101,7 @@ def test_the_openai_bridge_sends_the_interleaved_layout():
     model = OpenAICompatible(model="m", api_key="x", base_url="http://127.0.0.1:9/v1")
     images = [Image.fromarray(np.full((8, 8, 3), v, np.uint8)) for v in (10, 200)]
     parts = ["This is a clip from 1.0 s to 2.0 s of a surgical video.", "Frame 1 at 1.0 s:", 0,
-             "Frame 2 at 2.0 s:", 1, "Question: q"]
+             "Frame 2 at 2.0 s:", 1, "\nQuestion: q"]
     frames = PlannedFrames(images, timestamps=(1.0, 2.0), interleaved=parts)
     content = model.planned_payload("ignored context", frames, {"max_new_tokens": 5})["messages"][0]["content"]
     _assert_alternates([(c["type"].replace("image_url", "image"), c.get("text")) for c in content], (1.0, 2.0))

@@ -83,7 +83,7 @@ def test_each_frame_follows_its_timestamp_in_the_request(requests_sent, model):
     assert 4 <= n <= 8
     assert kinds == ["text", *(["text", "image_url"] * n), "text"], kinds
     assert parts[0]["text"].startswith("This is a clip from ")
-    assert parts[-1]["text"].startswith("Question: ")
+    assert parts[-1]["text"].startswith("\nQuestion: ")
     stamps = [parts[1 + 2 * k]["text"] for k in range(n)]
     assert [int(STAMP.match(s).group(1)) for s in stamps] == list(range(1, n + 1)), stamps
 

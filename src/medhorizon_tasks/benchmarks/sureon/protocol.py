@@ -142,30 +142,27 @@ def frame_stamp(k: int, t: float) -> str:
 def prompt_parts(item: SureonItem, plan: FramePlan) -> list[str | int]:
     """The visual prompt as the model is to see it (appendix D.1, Fig. 17): text parts (``str``) and frames
     (``int``: the position of the frame in ``plan``), in order -- the clip's time range first, then each frame
-    immediately preceded by its absolute timestamp, then the question and the options::
+    immediately preceded by its absolute timestamp, then the question and the options (after a blank line)::
 
         ["This is a clip from 12.0 s to 18.0 s of a surgical video.",
-         "Frame 1 at 12.0 s:", 0, "Frame 2 at 12.9 s:", 1, ..., "Question: ...\nOptions:\nA. ..."]
+         "Frame 1 at 12.0 s:", 0, "Frame 2 at 12.9 s:", 1, ..., "\\nQuestion: ...\\nOptions:\\nA. ..."]
 
     Every consumer that can interleave text and images builds its request from this list: VLMEvalKit's
     ``build_prompt`` message list, lmms-eval's ``doc_to_messages`` (chat models) and the bridges that take
-    interleaved input (``medhorizon_openai``, ``medhorizon_internvl3``)."""
+    interleaved input (``medhorizon_openai``, ``medhorizon_internvl3``); the others get :func:`build_prompt`,
+    its text parts joined by newlines."""
     parts: list[str | int] = [_clip_range(item)]
     for k, t in enumerate(plan.timestamps):
         parts += [frame_stamp(k, t), k]
-    parts.append(_question(item))
+    parts.append("\n" + _question(item))
     return parts
 
 
 def build_prompt(item: SureonItem, plan: FramePlan | None = None) -> str:
-    """The prompt as one text. Blind mode (``plan=None``): the clip's range, then the question and options.
-
-    With a plan: the text of :func:`prompt_parts` for a consumer that can only put all images before one text
-    (lmms-eval's "simple" wrappers, the one-video bridges): the same range, the timestamps written as one line,
-    the question and options."""
-    lines = [_clip_range(item)]
-    if plan is not None:
-        stamps = ", ".join(f"frame {k + 1} at {t:.1f} s" for k, t in enumerate(plan.timestamps))
-        lines.append(f"You are given {len(plan)} frames in chronological order: {stamps}.")
-    lines += ["", _question(item)]
-    return "\n".join(lines)
+    """The prompt as one text: the text parts of :func:`prompt_parts` joined by newlines, for a consumer that
+    can only put all images before one text (lmms-eval's "simple" wrappers, the one-video bridges), so that
+    every framework states the same words. Blind mode (``plan=None``): the clip's range, a blank line, the
+    question and the options -- the visual text without its frame lines."""
+    if plan is None:
+        return "\n".join([_clip_range(item), "\n" + _question(item)])
+    return "\n".join(p for p in prompt_parts(item, plan) if isinstance(p, str))
