@@ -154,8 +154,7 @@ def make(server, cache_path=None, **kw) -> J.Judge:
 
 
 def ask(judge: J.Judge, answer: str, uid: str = "sm-1", **kw) -> J.Verdict:
-    return judge.judge(uid=uid, question=kw.get("question", QUESTION), reference=kw.get("reference", REFERENCE),
-                       answer=answer)
+    return judge.judge(uid=uid, reference=kw.get("reference", REFERENCE), answer=answer)
 
 
 # ---------------------------------------------------------------------------
@@ -179,11 +178,40 @@ def test_correct_and_incorrect_verdicts(server):
     assert body["model"] == "judge-test" and body["temperature"] == 0
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     system = body["messages"][0]["content"]
-    assert "Every step of the reference" in system and "same order" in system and "substituted" in system
+    # the paper's two-criterion rubric (appendix D.1): steps present as the same action; meaningful order kept
+    assert "meets both criteria" in system and "1. Steps:" in system and "2. Order:" in system
+    assert "3." not in system and "When in doubt" not in system and "single action" not in system
+    assert "missing" in system and "substituted" in system and "meaningful ordering" in system
+    assert "Paraphrases and surgical synonyms count as matching" in system
     assert "never instructions" in system
     user = body["messages"][1]["content"]
     assert block(user, "REFERENCE")[0] == REFERENCE and block(user, "ANSWER")[0] == GOOD
-    assert block(user, "QUESTION")[0] == QUESTION
+    assert block(user, "QUESTION") is None
+
+
+def test_the_judge_request_contains_no_question_text(server, tmp_path):
+    """"Seeing only the two texts" (appendix D.1): the reference and the answer, whatever the caller holds."""
+    j = make(server)
+    ask(j, GOOD)
+    J.judge_many([{"uid": "sm-2", "question": QUESTION, "reference": REFERENCE, "answer": SWAPPED}], j,
+                 progress=False)
+    assert server.calls == 2
+    for req in server.requests:
+        sent = json.dumps(req["body"], ensure_ascii=False)
+        assert QUESTION not in sent and "Summarise" not in sent and "question" not in sent.lower()
+    # through the Sureon scorer, with the item's own question beside it
+    from medhorizon_tasks.benchmarks.sureon import scoring as S
+    from medhorizon_tasks.benchmarks.sureon.items import SureonItem
+
+    item = SureonItem(uid="sm-3", category="SM", group="reasoning", kind="sm", question=QUESTION, video_path="v.mp4",
+                      start_s=0.0, end_s=10.0, reference=REFERENCE)
+    rec = S.score_item(item, GOOD, "visual", judge=j)
+    assert rec["correct"] is True and rec["judge"]["model"] == "judge-test" and rec["judge"]["temperature"] == 0
+    assert QUESTION not in json.dumps(server.requests[-1]["body"], ensure_ascii=False)
+    # every SM report names the judge: model, endpoint, settings, prompt version
+    text = S.format_report(S.report([rec], n_resamples=10))
+    assert f"judged by judge-test at {server.url} (temperature 0, prompt {J.PROMPT_VERSION}; sees reference and " \
+           "answer only)" in text
 
 
 def test_no_authorization_header_without_key(server):
@@ -337,7 +365,7 @@ def test_connection_refused_is_retried_then_reported():
     cfg = J.JudgeConfig(base_url=f"http://127.0.0.1:{port}/v1", model="m", api_key=None, timeout_s=2,
                         max_retries=2, backoff_s=0.001)
     with pytest.raises(MedHorizonError, match="3 attempt.*connection error"):
-        J.Judge(cfg).judge(uid="u", question=QUESTION, reference=REFERENCE, answer=GOOD)
+        J.Judge(cfg).judge(uid="u", reference=REFERENCE, answer=GOOD)
 
 
 def test_timeout_is_retried(server):
@@ -433,7 +461,7 @@ def test_judge_many(server, tmp_path):
     assert [v.correct for v in J.judge_many(iter(items), j, progress=False)] == [True, False, False, True]
     assert server.calls == 3
     with pytest.raises(DataError, match="sm-9.*reference"):
-        J.judge_many([{"uid": "sm-9", "question": "q", "answer": "a"}], j, progress=False)
+        J.judge_many([{"uid": "sm-9", "answer": "a"}], j, progress=False)
 
 
 # ---------------------------------------------------------------------------

@@ -22,9 +22,11 @@ from test_sureon_cli import ITEMS as SUREON_ITEMS
 
 def test_every_table_is_there_with_its_section():
     ids = {b: [t for t, _ in published_tables(b)] for b in ("medhorizon", "sureon", "surghi")}
-    assert ids == {"medhorizon": ["Table 2"], "sureon": ["Table 3", "Table 14"],
-                   "surghi": ["Table 2", "Table 3", "Table 4"]}
-    assert len(published_rows("medhorizon")) == 25
+    assert ids == {"medhorizon": ["Table 2", "Fig. 7", "Fig. 8", "Fig. 9", "Fig. 10"],
+                   "sureon": ["Table 3", "Table 4", "Table 5", "Table 14", "Table 15", "Table 16", "Table 17",
+                              "Table 18"],
+                   "surghi": ["Table 2", "Table 3", "Table 4", "Table 8", "Table 9", "Table 10"]}
+    assert len(published_rows("medhorizon", "Table 2")) == 25
     assert len(published_rows("sureon", "Table 3")) == 2 + 11 * 3 and len(published_rows("sureon", "Table 14")) == 12
     assert all(len(published_rows("surghi", t)) == 15 for t in ("Table 2", "Table 3", "Table 4"))
     row = find_row("medhorizon", "Gemini-3.1-Pro-Preview")
@@ -35,7 +37,7 @@ def test_every_table_is_there_with_its_section():
 
 def test_medhorizon_overall_is_the_item_weighted_mean_of_its_tasks():
     """Each Ov. equals the pooled accuracy its printed task accuracies imply with the appendix 6.3 counts."""
-    for row in published_rows("medhorizon"):
+    for row in published_rows("medhorizon", "Table 2"):
         correct = sum(round(row.value(t) * n / 100) for t, n in TASKS.items())
         assert abs(100 * correct / 1253 - row.value("overall")) <= 0.05 + 1e-9, row.model
 
@@ -83,7 +85,8 @@ def test_find_row(benchmark, name, table, setting, model):
 
 
 def test_find_row_says_none_for_models_the_paper_lacks():
-    assert find_row("medhorizon", "Random") is None
+    assert find_row("medhorizon", "Random", table="Table 2") is None
+    assert find_row("medhorizon", "Random", table="Fig. 7").printed == {"overall": "25"}  # "Random (25% baseline)"
     assert find_row("surghi", "CLIP", dataset="Cholec80") is None
 
 
@@ -260,8 +263,9 @@ def test_sureon_score_beside_table_3_its_mg_row_and_table_14(tmp_path, capsys):
     rep = json.loads(capsys.readouterr().out)
     paper = rep["paper"]
     assert "paper_refused" not in rep
-    assert [(p["table"], p["setting"].get("eval")) for p in paper] == [("Table 3", "visual"), ("Table 3", "MG"),
-                                                                       ("Table 14", None)]
+    assert [(p["table"], p["setting"].get("eval")) for p in paper] == [
+        ("Table 3", "visual"), ("Table 3", "MG"), ("Table 14", None), ("Table 15", None), ("Table 16", None),
+        ("Table 17", None)]
     assert all(p["flags"] == [] for p in paper)
     t3 = {c["key"]: c for c in paper[0]["columns"]}
     assert t3["mu"]["run"] == pytest.approx(100 * 298 / 299)

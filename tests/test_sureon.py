@@ -264,12 +264,12 @@ def test_score_item_sm_with_and_without_judge(items):
     assert (r["status"], r["valid"], r["correct"]) == ("not_judged", False, None)
     calls = []
 
-    def judge(*, uid, question, reference, answer):
-        calls.append((uid, question, reference, answer))
+    def judge(*, uid, reference, answer):  # the two texts only (appendix D.1): never the question
+        calls.append((uid, reference, answer))
         return Verdict(correct=True, reason="all steps present", raw="{}")
 
     r = S.score_item(m1, "<think>hmm</think> Expose, clip, divide.", "visual", judge=judge)
-    assert calls == [("m1", m1.question, m1.reference, "Expose, clip, divide.")]
+    assert calls == [("m1", m1.reference, "Expose, clip, divide.")]
     assert (r["status"], r["valid"], r["correct"], r["judge_reason"]) == ("ok", True, True, "all steps present")
     r = S.score_item(m1, "x", "visual", judge=lambda **kw: Verdict(correct=None, reason="malformed", raw=""))
     assert (r["status"], r["valid"], r["correct"]) == ("invalid", False, False)
@@ -300,7 +300,7 @@ BLIND = {
 VERDICTS = {"m1": True, "m2": False, "m3": None}
 
 
-def fake_judge(*, uid, question, reference, answer):
+def fake_judge(*, uid, reference, answer):
     return Verdict(correct=VERDICTS[uid], reason=f"verdict for {uid}", raw="")
 
 
@@ -336,7 +336,7 @@ def test_report_hand_computed(items):
 
     # SM: m1 correct, m2 incorrect, m3 no usable verdict
     assert rep["sm"] == {"accuracy": pytest.approx(1 / 3), "correct": 1, "n": 3, "judged": 2, "not_judged": 0,
-                         "invalid": 1, "request_errors": 0, "refused": 0, "truncated": 0}
+                         "invalid": 1, "request_errors": 0, "refused": 0, "truncated": 0, "judge": [{"model": "fake_judge"}]}
 
     # MG: blind gets a2 and t1 right -> 2/11; MG = 5/11 - 2/11. SM: both runs judged alike (1/3 each) -> 0
     assert rep["mg"]["overall"] == pytest.approx(float(Fraction(3, 11)))
@@ -357,7 +357,7 @@ def test_report_exact_json_keys(items):
         assert set(rep[key]) == summary_keys
     assert all(set(v) == summary_keys for v in rep["by_category"].values())
     assert set(rep["sm"]) == {"accuracy", "correct", "n", "judged", "not_judged", "invalid", "request_errors",
-                              "refused", "truncated"}
+                              "refused", "truncated", "judge"}
     assert set(rep["mg"]) == {"overall", "by_category"}
     assert all(isinstance(v, float) for v in rep["mg"]["by_category"].values())
     assert json.loads(json.dumps(rep)) == rep
@@ -414,7 +414,7 @@ def test_sm_never_enters_mu(items):
     assert rep_a["reasoning"] == rep_c["reasoning"]
     assert (rep_a["sm"]["accuracy"], rep_b["sm"]["accuracy"]) == (1.0, 0.0)
     assert rep_c["sm"] == {"accuracy": None, "correct": 0, "n": 3, "judged": 0, "not_judged": 3, "invalid": 0,
-                           "request_errors": 0, "refused": 0, "truncated": 0}
+                           "request_errors": 0, "refused": 0, "truncated": 0, "judge": []}
 
 
 def test_report_rejects_mismatched_blind_run_and_duplicates(items):

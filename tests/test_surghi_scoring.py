@@ -93,8 +93,12 @@ def test_hierarchy_file_single_or_per_dataset_and_resolution(tmp_path):
     rows = [FrameRow("T", "v", 0, "Prep", "Exposure"), FrameRow("MIPO", "v", 0, "Approach", "Approach"),
             FrameRow("Other", "v", 0, "p", "s1"), FrameRow("Other", "v", 1, "q", "s1")]
     got = resolve_hierarchies(rows, both)
+    # a dataset the package ships a hierarchy for gets its annotations' own unless the shipped one is asked for
     assert {k: src for k, (_, src) in got.items()} == {
-        "T": "file", "MIPO": "shipped", "Other": "derived from annotations"}
+        "T": "file", "MIPO": "derived from annotations", "Other": "derived from annotations"}
+    asked = resolve_hierarchies(rows, load_hierarchy_file("shipped:MIPO"))
+    assert {k: src for k, (_, src) in asked.items()} == {
+        "T": "derived from annotations", "MIPO": "shipped", "Other": "derived from annotations"}
     assert got["Other"][0].parent_phases("s1") == {"p", "q"}  # co-occurrence makes a DAG
     assert resolve_hierarchies(rows, load_hierarchy_file(single))["Other"][1] == "file"
     broken = tmp_path / "broken.json"

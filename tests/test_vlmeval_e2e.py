@@ -30,6 +30,7 @@ from medhorizon_tasks.benchmarks.medhorizon.protocol import load_frames as medho
 from medhorizon_tasks.benchmarks.medhorizon.release import load_release
 from medhorizon_tasks.benchmarks.sureon import scoring as sureon_scoring
 from medhorizon_tasks.benchmarks.sureon.protocol import load_frames as sureon_frames
+from medhorizon_tasks.benchmarks.sureon.protocol import prompt_parts as sureon_prompt_parts
 from medhorizon_tasks.benchmarks.surghi import scoring as surghi_scoring
 from medhorizon_tasks.benchmarks.surghi.protocol import load_frames as surghi_frames
 from medhorizon_tasks.benchmarks.surghi.protocol import predicted_labels
@@ -213,7 +214,11 @@ def test_the_needle_sees_exactly_the_planned_frames_in_order(vlm, broken_release
             else:
                 plan, frames = surghi_frames(unit, root, **proto.window)
             assert rec["images"] == [image_digest(f) for f in frames], (name, proto.uid(unit))
-            assert rec["prompt"] == proto.prompt(unit, _NoFrames())[0]
+            if proto.preset.benchmark == "sureon":  # interleaved (Fig. 17): the model's text parts, in order
+                texts = [p for p in sureon_prompt_parts(unit, plan) if isinstance(p, str)]
+                assert rec["prompt"] == "\n".join(texts) and texts[1].startswith("Frame 1 at ")
+            else:
+                assert rec["prompt"] == proto.prompt(unit, _NoFrames())[0]
             checked += 1
     assert checked > 60
     _, _, uids = broken_release

@@ -14,7 +14,7 @@ version, while any edit of an item (its question, options, answer, video,
 evidence, label ...) changes it.
 
 * MedHorizon: every flattened :class:`~..benchmarks.medhorizon.release.Item`
-  (``Item.to_record()``), sorted by uid.
+  (``Item.to_record()``, ``evidence_frames`` left out when empty), sorted by uid.
 * Sureon: every :class:`~..benchmarks.sureon.items.SureonItem`, sorted by uid.
 * SurgHiBench: every annotated frame ``[dataset, video, frame, phase, step]``
   (labels in the hierarchy's canonical form, so case and spacing do not
@@ -87,10 +87,19 @@ def _hierarchy_canonical(h) -> dict:
             "phase_aliases": j["phase_aliases"], "step_aliases": j["step_aliases"]}
 
 
+def _medhorizon_record(item) -> dict:
+    """``Item.to_record()`` without an empty ``evidence_frames`` (a field added later: a release that lists no
+    evidence images keeps the version it had; one that lists them is another version, its oracle differs)."""
+    rec = item.to_record()
+    if not rec.get("evidence_frames"):
+        rec.pop("evidence_frames", None)
+    return rec
+
+
 def canonical_content(data: BenchmarkData) -> dict[str, Any]:
     """The JSON value whose hash is the data version (see the module doc)."""
     if data.benchmark == "medhorizon":
-        items: Any = [it.to_record() for it in sorted(data.items, key=lambda it: it.uid)]
+        items: Any = [_medhorizon_record(it) for it in sorted(data.items, key=lambda it: it.uid)]
     elif data.benchmark == "sureon":
         items = [dataclasses.asdict(it) for it in sorted(data.items, key=lambda it: it.uid)]
     elif data.benchmark == "surghi":

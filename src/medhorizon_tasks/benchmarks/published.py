@@ -1,8 +1,10 @@
 """The papers' published numbers, as data, and a run set beside them.
 
 Each benchmark ships its paper's result tables as package data,
-``benchmarks/<benchmark>/published.json``: MedHorizon Table 2, Sureon Tables 3
-and 14, SurgHiBench Tables 2-4. Values are the printed text (``"26.2"``,
+``benchmarks/<benchmark>/published.json``: MedHorizon Table 2 and the values
+its text quotes from Figs. 7-10; Sureon Tables 3, 4, 5 (part a), 14, 15-17 (each
+value with its bootstrap interval) and 18 (the 66 McNemar pairs); SurgHiBench
+Tables 2-4 and supplement Tables 8-10. Values are the printed text (``"26.2"``,
 ``"+21.1"``, ``"—"`` where the paper prints none), each table with its id, the
 seed section it comes from and its caption; one row per model (and per
 setting the table splits by: Sureon's ``eval`` visual / blind / MG,
@@ -43,7 +45,8 @@ from ..core.errors import DataError
 from ..core.text import aligned, clean_number
 
 __all__ = ["Column", "PublishedRow", "Cell", "published_rows", "published_tables", "find_row", "row_names",
-           "compare", "comparison_json", "format_comparison", "run_values", "BENCHMARKS_WITH_TABLES"]
+           "compare", "comparison_json", "format_comparison", "run_values", "BENCHMARKS_WITH_TABLES", "find_pair",
+           "format_pairs"]
 
 BENCHMARKS_WITH_TABLES = ("medhorizon", "sureon", "surghi")
 
@@ -178,6 +181,51 @@ def find_row(benchmark: str, model: str, *, table: str | None = None, **setting:
     return None
 
 
+def _aliases_of(benchmark: str, model: str) -> set[str]:
+    """Every name of ``model`` (as printed in any table of the benchmark, its aliases) as compared."""
+    names = _names(model)
+    for row in published_rows(benchmark):
+        if _norm(row.model) == _norm(model):
+            for n in row.aliases:
+                names |= _names(n)
+    return names
+
+
+def find_pair(a: str, b: str) -> tuple[PublishedRow, bool] | None:
+    """Sureon Table 18's row for the runs ``a`` and ``b`` (names as printed, or aliases), and whether the paper
+    lists them the other way round (Model A = ``b``); None when the paper has no such pair."""
+    wa, wb = _names(a), _names(b)
+    for row in published_rows("sureon", "Table 18"):
+        first, second = _aliases_of("sureon", row.model), _aliases_of("sureon", row.setting["model_b"])
+        if wa & first and wb & second:
+            return row, False
+        if wb & first and wa & second:
+            return row, True
+    return None
+
+
+def format_pairs(pairs: list[dict]) -> list[str]:
+    """Sureon Table 18 beside a ``compare`` run: one line per pair of runs the paper also compares (the pairs of
+    :func:`~medhorizon_tasks.core.stats.pairwise_mcnemar`): the paper's Δ, raw and Holm p beside the run's."""
+    lines = []
+    for pair in pairs:
+        found = find_pair(pair["a"], pair["b"])
+        if found is None:
+            continue
+        row, swapped = found
+        delta = 100 * (pair["accuracy_a"] - pair["accuracy_b"]) * (-1 if swapped else 1)
+        first, second = (pair["b"], pair["a"]) if swapped else (pair["a"], pair["b"])
+        p = "<0.001" if pair["pvalue"] < 0.001 else f"{pair['pvalue']:.3f}"
+        holm = "<0.001" if pair["pvalue_holm"] < 0.001 else f"{pair['pvalue_holm']:.4f}"
+        lines.append(f"  {first} vs {second}: paper Δ {row.printed['delta']} pts, p {row.printed['p_raw']}, "
+                     f"p_holm {row.printed['p_holm']}; this run Δ {delta:.2f} pts, p {p}, p_holm {holm}"
+                     + ("*" if pair["significant"] else ""))
+    if lines:
+        lines.insert(0, "The paper's numbers: Sureon Table 18 (D.1 SUREON Benchmark Evaluation; McNemar, Holm over its "
+                        "66 pairs), beside the pairs of this run it also compares:")
+    return lines
+
+
 def row_names(benchmark: str, table: str | None = None) -> list[str]:
     """The models a paper's table(s) name, in order, each once (for messages)."""
     return list(dict.fromkeys(r.model for r in published_rows(benchmark, table)))
@@ -296,7 +344,8 @@ def run_values(report: Mapping, *, dataset: str | None = None, mg: bool = False)
             out = {"mu": (gain.get("overall"), None)}
             out.update({c: (v, None) for c, v in (gain.get("by_category") or {}).items()})
             return out
-        out = {"mu": _acc(report.get("mu")), "SM": _acc(report.get("sm"))}
+        out = {"mu": _acc(report.get("mu")), "SM": _acc(report.get("sm")),
+               "perception": _acc(report.get("perception")), "reasoning": _acc(report.get("reasoning"))}
         out.update({c: _acc(s) for c, s in (report.get("by_category") or {}).items()})
         return out
     if bench == "surghi":

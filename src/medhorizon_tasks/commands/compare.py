@@ -22,7 +22,8 @@ def add_parser(sub) -> None:
     c.add_argument("--data", help="release JSONL, local dataset folder or Hub dataset id (default: "
                    "$MEDHORIZON_DATA); sureon: the items JSONL")
     add_synthetic_argument(c)
-    c.add_argument("--labels", help="comma-separated run names (default: file names)")
+    c.add_argument("--labels", help="comma-separated run names (default: file names); Sureon runs named as the "
+                   "paper's models (e.g. 'Gemini 3.1 Pro,GPT-5.1 (high)') are set beside Table 18's pairs")
     c.add_argument("--alpha", type=float, default=0.05)
     add_extraction_argument(c, "decides each item")
     c.add_argument("--json", action="store_true")
@@ -71,10 +72,18 @@ def _cmd_compare(args) -> int:
         # Sureon's SM items are judged separately and stay out of the paired tests, as out of mu.
         runs[label] = {r["uid"]: bool(r["correct"]) for r in records if r.get("kind") != "sm"}
     result = pairwise_mcnemar(runs, alpha=args.alpha)
+    paper = []
+    if args.benchmark == "sureon":  # Table 18: the paper's McNemar pairs, for the runs named as its models
+        from ..benchmarks.published import format_pairs
+
+        paper = format_pairs(result["pairs"])
     if args.json:
-        print(report_json({**result, "extraction": args.extraction}))
+        print(report_json({**result, "extraction": args.extraction, **({"paper": paper} if paper else {})}))
         return 0
     print(format_pairwise(result))
+    if paper:
+        print()
+        print("\n".join(paper))
     if args.extraction != "default":
         print(f"(answers read with the {scoring.RULE_NAMES[args.extraction]}: the first standalone A-D, else the "
               "first character)")

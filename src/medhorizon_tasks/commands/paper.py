@@ -37,13 +37,16 @@ __all__ = ["Comparison", "add_paper_row_argument", "paper_comparisons", "run_mod
            "comparisons_json", "refusals_json", "paper_json", "protocol_note", "medhorizon_departures"]
 
 # The table each benchmark's score report is set beside.
-_TABLES = {"medhorizon": ("Table 2",), "sureon": ("Table 3", "Table 14"), "surghi": ("Table 2", "Table 3", "Table 4")}
+_TABLES = {"medhorizon": ("Table 2",), "sureon": ("Table 3", "Table 14", "Table 15", "Table 16", "Table 17"),
+           "surghi": ("Table 2", "Table 3", "Table 4", "Table 8", "Table 9", "Table 10")}
+#: Sureon tables of the visual runs only (Table 3 has a blind row of its own).
+_VISUAL_ONLY = ("Table 14", "Table 15", "Table 16", "Table 17")
 
 
 def add_paper_row_argument(parser) -> None:
     parser.add_argument("--paper-row", metavar="NAME",
                         help="show the run beside this row of the paper's results table (MedHorizon Table 2, "
-                        "Sureon Tables 3 / 14, SurgHiBench Tables 2-4): the model as the paper prints it (e.g. "
+                        "Sureon Tables 3 / 14-17, SurgHiBench Tables 2-4 / 8-10): the model as the paper prints it (e.g. "
                         "Qwen3-VL-8B, HyperSurg) or a registry row (qwen3_vl_8b); default: the model of an "
                         "lmms-eval samples file, when the paper reports it")
 
@@ -100,8 +103,10 @@ def paper_comparisons(benchmark: str, report: dict, *, paper_row: str | None, pr
     paper's protocol.
 
     MedHorizon: Table 2. Sureon: Table 3's row of the run's mode (visual or blind), its MG row when the
-    report has the multimodal gain, and Table 14 (μ with the paper's bootstrap interval) for a visual run.
-    SurgHiBench: Tables 2-4 for Overall and each dataset of the run the paper reports.
+    report has the multimodal gain, and for a visual run Tables 14-17 (μ, perception / reasoning, each category,
+    with the paper's bootstrap intervals). SurgHiBench: Tables 2-4 and supplement Tables 8-10 (SurgCLIP (β)'s
+    phase-only datasets, HyperSurg's ablations as models of their own) for Overall and each dataset of the run
+    the paper reports.
     """
     names = [paper_row] if paper_row else run_model_names(predictions)
     if not names:
@@ -124,7 +129,7 @@ def paper_comparisons(benchmark: str, report: dict, *, paper_row: str | None, pr
         mode = mode if mode in ("visual", "blind") else "visual"
         out = []
         for row in _find(benchmark, names, explicit, eval=mode):
-            if row.table == "Table 14" and mode != "visual":
+            if row.table in _VISUAL_ONLY and mode != "visual":
                 continue
             out.append(checked(row, run_values(report), refused, missing))
             if row.table == "Table 3" and report.get("mg"):

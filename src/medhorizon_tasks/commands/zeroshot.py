@@ -57,7 +57,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     z.add_argument("--fps", type=float, default=DEFAULT_FPS, help=f"rate of the clip (default {DEFAULT_FPS:g})")
     z.add_argument("--similarity", choices=("auto", "cosine", "lorentz"), default="auto",
                    help="default: the encoder's own (cosine unless it says lorentz)")
-    z.add_argument("--curvature", type=float, help="c of the hyperboloid for lorentz (default: the encoder's, else 1)")
+    z.add_argument("--curvature", type=float, help="c of the hyperboloid for lorentz (default: the encoder's, else 0.815, "
+                   "HyperSurg's learned c, supplement A.4)")
     z.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: this process's GPU, else cpu)")
     z.add_argument("--precision", default="auto", help="auto (float16 on a GPU, float32 on the CPU), float32, "
                                                        "float16, bfloat16")

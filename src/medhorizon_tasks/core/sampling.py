@@ -137,19 +137,30 @@ class Oracle:
     frame rate differs from the data's. A window narrower than one grid step
     contributes the frame nearest its middle, so every window is represented;
     a window that starts after the video's end contributes nothing. ``cap``
-    (optional) uniformly thins the union. An item without evidence windows
-    (global support: the whole procedure is the evidence) falls back to
-    ``FpsCap(fps, fallback_cap)``; the plan's ``policy`` string records the
-    fallback.
+    uniformly thins the union when it holds more frames (:func:`uniform_subsample`):
+    phase-length windows hold hundreds or thousands of 1 FPS frames, and the
+    paper's oracle shows "the variable number of available evidence images for
+    each item" (MedHorizon section 8, RQ2), not a whole phase. ``images``
+    (seconds), when the data lists its evidence images, replaces the windows:
+    exactly the frame nearest each listed time (thinned to ``cap`` only when
+    more). An item without either (global support: the whole procedure is the
+    evidence) falls back to ``FpsCap(fps, fallback_cap)``; the plan's ``policy``
+    string records the fallback.
     """
 
     windows: tuple[tuple[float, float], ...]
     fps: float = 1.0
     cap: int | None = None
     fallback_cap: int = 64
+    images: tuple[float, ...] = ()
+
+    def __post_init__(self):
+        if self.cap is not None:
+            _check_budget(self.cap, "oracle cap")
 
     def describe(self) -> str:
-        return f"oracle(fps={self.fps:g},cap={self.cap})"
+        source = ",images" if self.images else ""
+        return f"oracle(fps={self.fps:g},cap={self.cap}{source})"
 
 
 @dataclass(frozen=True)
@@ -492,6 +503,13 @@ def _nearest_frame(meta: VideoMeta, t: float) -> int:
 
 
 def _oracle_indices(meta: VideoMeta, policy: Oracle) -> np.ndarray | None:
+    if policy.images:
+        wanted = np.asarray(policy.images, dtype=np.float64)
+        wanted = wanted[(wanted >= 0.0) & (wanted <= meta.duration_s + 1e-6)]
+        if not len(wanted):
+            return None
+        idx = np.unique(_nearest_frames(meta, wanted))
+        return idx if policy.cap is None else uniform_subsample(idx, policy.cap)
     if not policy.windows:
         return None
     grid = fps_candidates(meta, policy.fps)

@@ -26,7 +26,7 @@ from pathlib import Path
 from loguru import logger
 
 from ...benchmarks.medhorizon import scoring
-from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, decode_frames, prepare
+from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, decode_frames, frames_shown, prepare
 from ...benchmarks.medhorizon.release import DATA_ENV, Item, items_to_dataset, load_release
 from ...core.errors import MedHorizonError, VideoError
 from ...core.paths import VIDEO_ROOT_ENV, default_video_root
@@ -81,7 +81,7 @@ def doc_to_visual(doc: dict, lmms_eval_specific_kwargs=None):
         return []
     item = _item(doc)
     return decoded_frames(_key(item, setting, doc), _decode(item, setting, doc), "medhorizon",
-                          video_file(doc["video_root"], item.video_path, item.uid))
+                          video_file(doc["video_root"], item.video_path, item.uid), times=setting.shows_times)
 
 
 def doc_to_text(doc: dict, lmms_eval_specific_kwargs=None) -> str:
@@ -94,7 +94,7 @@ def doc_to_text(doc: dict, lmms_eval_specific_kwargs=None) -> str:
     except VideoError:
         # reported per item by doc_to_visual / process_results; the model gets no frames
         return build_prompt(item)
-    return build_prompt(item, video.plan, video.duration_s)
+    return build_prompt(item, video.plan, video.duration_s, times=setting.shows_times)
 
 
 def doc_to_target(doc: dict) -> str:
@@ -111,7 +111,8 @@ def process_results(doc: dict, results) -> dict:
     error = None
     if setting.shows_frames:
         error = video_error(_key(item, setting, doc), _decode(item, setting, doc))
-    record = scoring.record_for(item, raw, setting.mode, error)
+    shown = None if error else frames_shown(item, setting, doc["video_root"])
+    record = scoring.record_for(item, raw, setting.mode, error, shown)
     right, differ = scoring.beside_flags(record)
     return {"accuracy": record, "accuracy_authors": int(right), "rules_disagree": int(differ)}
 

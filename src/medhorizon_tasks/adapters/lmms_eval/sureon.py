@@ -23,11 +23,13 @@ from ...benchmarks.sureon.protocol import (
     decode_frames,
     departures,
     prepare,
+    prompt_parts,
     setting_key,
 )
 from ...core.errors import MedHorizonError, VideoError
 from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl
+from ...core.video.planned_frames import PlannedFrames
 from ...core.video.status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
@@ -89,12 +91,31 @@ def _decode(item, doc, kwargs):
 
 
 def doc_to_visual(doc, lmms_eval_specific_kwargs=None):
+    """The clip's frames, carrying the prompt's interleaved layout (Fig. 17: :func:`prompt_parts`) for the bridges
+    that send text and images interleaved."""
     kwargs = lmms_eval_specific_kwargs
     if _mode(kwargs) != "visual":
         return []
     item = _item(doc)
-    return decoded_frames(_key(item, doc, kwargs), _decode(item, doc, kwargs), "sureon",
-                          video_file(doc["video_root"], item.video_path, item.uid))
+    frames = decoded_frames(_key(item, doc, kwargs), _decode(item, doc, kwargs), "sureon",
+                            video_file(doc["video_root"], item.video_path, item.uid))
+    if not frames:
+        return frames
+    return PlannedFrames(frames, timestamps=frames.timestamps, policy=frames.policy, duration_s=frames.duration_s,
+                         chronological=frames.chronological, interleaved=prompt_parts(item, frames))
+
+
+def doc_to_messages(doc, lmms_eval_specific_kwargs=None):
+    """lmms-eval's chat models: one user turn, the frames interleaved with their timestamps between the clip's
+    range and the question (:func:`prompt_parts`, the rule VLMEvalKit's ``build_prompt`` follows too); the blind
+    mode, and a clip whose frames failed, the text alone."""
+    frames = doc_to_visual(doc, lmms_eval_specific_kwargs)
+    if not frames:
+        text = doc_to_text(doc, lmms_eval_specific_kwargs)
+        return [{"role": "user", "content": [{"type": "text", "text": text}]}]
+    content = [{"type": "image", "url": frames[p]} if isinstance(p, int) else {"type": "text", "text": p}
+               for p in frames.interleaved]
+    return [{"role": "user", "content": content}]
 
 
 def doc_to_text(doc, lmms_eval_specific_kwargs=None):

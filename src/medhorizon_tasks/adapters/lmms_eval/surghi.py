@@ -24,6 +24,8 @@ from ...benchmarks.surghi.frames import (
     HIERARCHY_ENV,
     FrameRow,
     hierarchy_file_for,
+    hierarchy_lines,
+    hierarchy_summary,
     item_features,
     load_hierarchy_file,
     read_frame_rows,
@@ -44,8 +46,9 @@ def _dataset(data: Path, hierarchy_file: Path | None, root: Path):
     rows = read_frame_rows(data, role="items")  # validates the whole file first
     given = load_hierarchy_file(hierarchy_file) if hierarchy_file else None
     _HIERARCHIES.update(resolve_hierarchies(rows, given))
-    for ds, (h, src) in sorted(_HIERARCHIES.items()):
-        logger.info(f"[surghi] {ds}: hierarchy {src}, {len(h.phases)} phases, {len(h.steps)} steps")
+    summaries = {ds: hierarchy_summary(ds, h, src) for ds, (h, src) in sorted(_HIERARCHIES.items())}
+    for line in hierarchy_lines(summaries):  # the tree-likeness used beside the paper's (Table 1)
+        (logger.warning if line.startswith("warning") else logger.info)(f"[surghi] {line}")
     features = item_features()
     features["video_root"] = Value("string")
     return Dataset.from_list([{"uid": r.uid, "dataset": r.dataset, "video": r.video, "frame": r.frame,

@@ -53,8 +53,11 @@ def video_file(video_root: str, relative: str, uid: str) -> Path | None:
 
 
 def decoded_frames(key: str, decode: Callable[[], tuple[FramePlan, np.ndarray, float | None]],
-                   task: str, video: Path | None = None) -> PlannedFrames:
+                   task: str, video: Path | None = None, times: bool = True) -> PlannedFrames:
     """The frames ``decode()`` returns as PIL images with their timestamps, in plan order.
+
+    ``times=False`` (the frame-order tasks, every order): marked not chronological whatever the order, so a
+    bridge shows the same evenly spaced times for every order (:func:`~.bridges.frames.shown_times`).
 
     A missing or unreadable video does not stop the run: its reason is recorded
     under ``key`` (``process_results`` scores the item as a video error) and the
@@ -71,7 +74,7 @@ def decoded_frames(key: str, decode: Callable[[], tuple[FramePlan, np.ndarray, f
         return PlannedFrames(error=str(exc))
     OUTCOMES.record(key, None, video)
     return PlannedFrames([Image.fromarray(f) for f in frames], timestamps=plan.timestamps, policy=plan.policy,
-                         duration_s=duration_s, chronological=list(plan.indices) == sorted(plan.indices))
+                         duration_s=duration_s, chronological=times and list(plan.indices) == sorted(plan.indices))
 
 
 def video_error(key: str, decode: Callable[[], object]) -> str | None:

@@ -9,7 +9,8 @@ lmms-eval hooks call):
   list, the order in which lmms-eval sees its docs, so ``--limit N`` selects
   the same items in both frameworks (VLMEvalKit 0.0.20 ignores ``--limit`` for
   video datasets; these datasets apply it);
-* ``build_prompt`` returns the planned frames as PNG files, then the prompt.
+* ``build_prompt`` returns the planned frames as PNG files, then the prompt (Sureon: each frame right after
+  its timestamp, between the clip's range and the question: ``protocols.SureonProtocol.message``).
   Every model gets the frames as images, ``VIDEO_LLM`` or not: the protocol,
   not the model, decides which frames are seen. The item's video outcome is
   appended to the prediction file's :class:`~.frames.OutcomeLog`;
@@ -119,7 +120,7 @@ class ProtocolDataset(VideoBaseDataset):
             self._outcomes[uid] = error
             if self.outcome_log is not None:
                 self.outcome_log.record(uid, error, len(frames))
-        return [*(dict(type="image", value=f) for f in frames), dict(type="text", value=text)]
+        return self.protocol.message(unit, text, frames)
 
     def _video_error(self, unit, logged: dict[str, str | None]) -> str | None:
         """The unit's video error when its prompt was built. Unrecorded (predictions made elsewhere): the plan is

@@ -94,6 +94,10 @@ class Protocol:
         """``(prompt text, frame files in the order shown, video error or None)``."""
         raise NotImplementedError
 
+    def message(self, unit, text: str, files: list[str]) -> list[dict]:
+        """VLMEvalKit's message for a prompt built by :meth:`prompt`: the frames, then the text."""
+        return [*(dict(type="image", value=f) for f in files), dict(type="text", value=text)]
+
     def record(self, unit, raw: str | None, error: str | None, *, judge=None) -> dict | None:
         """The unit's record; ``raw`` None: no prediction (None when the report counts that itself)."""
         raise NotImplementedError
@@ -135,7 +139,7 @@ class MedHorizonProtocol(Protocol):
             video = medhorizon_protocol.prepare(item, setting, self.source.video_root)
         except VideoError as exc:
             return medhorizon_protocol.build_prompt(item), [], str(exc)
-        text = medhorizon_protocol.build_prompt(item, video.plan, video.duration_s)
+        text = medhorizon_protocol.build_prompt(item, video.plan, video.duration_s, times=setting.shows_times)
         files, error = self._frames(store, video, setting.max_side,
                                     lambda: medhorizon_protocol.decode_frames(video, setting, item.uid))
         return text, files, error
@@ -143,7 +147,8 @@ class MedHorizonProtocol(Protocol):
     def record(self, item, raw, error, *, judge=None):
         if raw is None:
             return medhorizon_scoring.missing_record(item, self.mode)
-        return medhorizon_record(item, raw, self.mode, error)
+        shown = None if error else medhorizon_protocol.frames_shown(item, self.setting, self.source.video_root)
+        return medhorizon_record(item, raw, self.mode, error, shown)
 
     def report(self, items, records, prediction_file=None):
         return medhorizon_scoring.report(records)
@@ -159,6 +164,10 @@ class MedHorizonProtocol(Protocol):
 
 class SureonProtocol(Protocol):
     PRIMARY_METRIC = "mu"
+
+    def __init__(self, preset: Preset, source: DataSource | None = None):
+        super().__init__(preset, source)
+        self._parts: dict[str, list[str | int]] = {}  # uid -> the interleaved prompt of its planned frames
 
     @property
     def blur(self) -> bool:
@@ -182,7 +191,17 @@ class SureonProtocol(Protocol):
             return sureon_protocol.build_prompt(item), [], str(exc)
         files, error = self._frames(store, video, sureon_protocol.DEFAULT_MAX_SIDE,
                                     lambda: sureon_protocol.decode_frames(video, item.uid))
+        self._parts[item.uid] = sureon_protocol.prompt_parts(item, video.plan)
         return sureon_protocol.build_prompt(item, video.plan), files, error
+
+    def message(self, item, text, files):
+        """Fig. 17: the frames interleaved with their timestamps (:func:`sureon_protocol.prompt_parts`), the clip's
+        range first, the question and options last; blind (or a clip whose frames failed): the text alone."""
+        parts = self._parts.get(item.uid) if files else None
+        if parts is None:
+            return super().message(item, text, files)
+        return [dict(type="image", value=files[p]) if isinstance(p, int) else dict(type="text", value=p)
+                for p in parts]
 
     def record(self, item, raw, error, *, judge=None):
         if raw is None:

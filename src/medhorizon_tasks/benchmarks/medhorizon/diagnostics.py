@@ -10,7 +10,9 @@ live in one place.
 - ``budgets`` (RQ1): 4 … 512 frames uniformly over the whole video.
 - ``evidence`` (RQ2): random / text / uniform 64 frames / GT evidence frames.
 - ``order`` (RQ3): 256 frames in original order, reversed, 8 shuffled
-  blocks, shuffled within windows of 16; seeded (seed 0 unless changed).
+  blocks, shuffled within windows of 16; seeded (seed 0 unless changed). All
+  four are ``order_study`` tasks: one prompt text (no frame times, no
+  "chronological"), so only the order differs.
 - ``sampling`` (RQ4): uniform vs differential frame-change vs hybrid (half
   uniform, half frame-change) at 32 and 64 frames.
 
@@ -61,7 +63,8 @@ DIAGNOSTICS: dict[str, tuple[Variant, ...]] = {
         Variant("oracle", {"mode": "oracle", "fps": 1, "cap": 64, "max_side": MAX_SIDE}, "GT-images", "oracle",
                 "oracle"),
     ),
-    "order": tuple(Variant(f"order_{k}", _visual(frames=ORDER_BUDGET, order=k, order_seed=ORDER_SEED),
+    "order": tuple(Variant(f"order_{k}", _visual(frames=ORDER_BUDGET, order=k, order_seed=ORDER_SEED,
+                                                 order_study="true"),
                            k.replace("_", " "), k, ORDER_BUDGET) for k in ORDER_KINDS),
     "sampling": tuple(Variant(f"sampling_{s}_{n}", _visual(frames=n, strategy=s), f"{s.replace('_', '-')} {n}",
                               s, n) for n in SAMPLING_BUDGETS for s in STRATEGIES),

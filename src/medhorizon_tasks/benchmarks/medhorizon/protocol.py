@@ -5,7 +5,11 @@ Modes (paper sections 4.1 and 4.3, appendix 8):
 - ``visual``: frames admitted by the 1 FPS + cap rule (:class:`~medhorizon_tasks.core.sampling.FpsCap`)
   over the whole video, or a fixed uniform budget (``frames=N``);
 - ``text``: the identical question and options, no frames (the "Text" / blind row);
-- ``oracle``: the item's evidence frames (the "GT-images" row);
+- ``oracle``: the item's evidence frames (the "GT-images" row): the 1 FPS frames inside its evidence windows,
+  uniformly thinned to the run's ``cap`` when more (phase-length PR / SD / RL windows hold hundreds or thousands;
+  the paper: "the oracle setting uses the variable number of available evidence images for each item", section 8
+  RQ2), or exactly the release's own evidence images when a record lists them (thinned the same way only past
+  the cap). No oracle plan is ever longer than the cap of the row it runs in;
 The "Random" row of the paper is the ``medhorizon_random`` probe model (a
 seeded uniform guess, :func:`medhorizon_tasks.data.synthetic.probes.random_answer`) run on
 the text task.
@@ -31,7 +35,6 @@ from ...core.sampling import (
     FrameChange,
     FramePlan,
     Hybrid,
-    Oracle,
     Perturbation,
     Uniform,
     VideoMeta,
@@ -49,6 +52,7 @@ from ...core.video.prepared import (  # noqa: F401  (DEFAULT_MAX_SIDE: part of t
     video_index,
 )
 from .release import LETTERS, Item
+from .release_check import evidence_seconds, oracle_policy  # noqa: F401  (evidence_seconds: re-exported)
 from .selection import selected_policy
 
 MODES = ("visual", "text", "oracle")
@@ -56,6 +60,15 @@ STRATEGIES = ("uniform", "frame_change", "hybrid", "selected")
 INSTRUCTION = "Answer with only the letter (A, B, C, or D) of the correct option."
 DEFAULT_FPS = 1.0
 DEFAULT_CAP = 64           # the paper's fixed-frame budget for most open models
+
+
+def _flag(value) -> bool:
+    """A YAML / model-args boolean: true/false, 1/0, yes/no."""
+    if isinstance(value, str):
+        if value.strip().lower() not in ("true", "false", "1", "0", "yes", "no", ""):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return value.strip().lower() in ("true", "1", "yes")
+    return bool(value)
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,10 @@ class FrameSetting:
     on the fps grid, or ``selected``: the frames a query-aware ``selector`` chose beforehand
     (``medhorizon-tasks select``, :mod:`.selection`). ``order`` perturbs the chronological order afterwards
     (``reverse``, ``block_shuffle``, ``local_shuffle``; seeded by ``order_seed``).
+    ``order_study``: one of the four frame-order tasks (paper Fig. 8, RQ3), the
+    original order included: no frame times and no "chronological" in the
+    prompt, and no real times for a bridge to show, so that the four tasks
+    differ in the order of the frames only.
     """
 
     mode: str = "visual"
@@ -78,6 +95,7 @@ class FrameSetting:
     order: str = "original"
     order_seed: int = 0
     selector: str = ""   # strategy "selected": aks, wfs_sb, vilamp... (the selection file's name)
+    order_study: bool = False
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -91,8 +109,10 @@ class FrameSetting:
         Perturbation(self.order, seed=self.order_seed)  # validates kind and seed
 
     def key(self) -> dict:
-        """Everything that decides which frames are decoded (the identity of a video outcome)."""
+        """Everything that decides which frames are decoded (the identity of a video outcome); ``order_study``
+        changes only what is said about them, so it is left out."""
         key = dataclasses.asdict(self)
+        del key["order_study"]
         if not self.selector:  # the keys of settings without a selector stay what they were
             del key["selector"]
         return {"benchmark": "medhorizon", **key}
@@ -106,7 +126,8 @@ class FrameSetting:
                    cap=int(kw.get("cap", DEFAULT_CAP)), frames=int(frames) if frames else None,
                    max_side=int(max_side) if max_side else None, strategy=str(kw.get("strategy", "uniform")),
                    order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)),
-                   selector=str(kw.get("selector", "")))
+                   selector=str(kw.get("selector", "")),
+                   order_study=_flag(kw.get("order_study", False)))
 
     def describe(self) -> str:
         """The "Input" column of a report: ``1 FPS, cap 64``, ``32 frames``, ``text only``, ``GT evidence``."""
@@ -122,12 +143,18 @@ class FrameSetting:
         return text if self.order == "original" else f"{text}, {self.order.replace('_', ' ')}"
 
     @property
+    def shows_times(self) -> bool:
+        """Whether the frames' real times may be told to the model (prompt, or a bridge's time labels)."""
+        return not self.order_study
+
+    @property
     def needs_change_signal(self) -> bool:
         return self.mode == "visual" and self.strategy in ("frame_change", "hybrid")
 
     def policy(self, item: Item, signal: ChangeSignal | None = None):
         if self.mode == "oracle":
-            return Oracle(evidence_seconds(item), fps=self.fps, fallback_cap=self.cap)
+            # capped like every other row (module doc); the release's own images when it lists them
+            return oracle_policy(item, self.fps, self.cap)
         if self.strategy == "frame_change":
             return FrameChange(self.frames, signal, fps=self.fps)
         if self.strategy == "hybrid":
@@ -145,12 +172,6 @@ class FrameSetting:
     @property
     def shows_frames(self) -> bool:
         return self.mode in ("visual", "oracle")
-
-
-def evidence_seconds(item: Item) -> tuple[tuple[float, float], ...]:
-    """The item's evidence windows, given in the data's frame numbering at the data's ``fps``, in seconds:
-    the oracle looks them up in the file by time (see :mod:`medhorizon_tasks.core.video.metadata`)."""
-    return tuple((a / item.fps, b / item.fps) for a, b in item.evidence_windows)
 
 
 def plan_for(item: Item, setting: FrameSetting, index: VideoIndex | None = None,
@@ -181,6 +202,17 @@ def prepare(item: Item, setting: FrameSetting, video_root: str | os.PathLike) ->
     return PreparedVideo(path, index, plan_for(item, setting, index, path), duration)
 
 
+def frames_shown(item: Item, setting: FrameSetting, video_root: str | os.PathLike) -> int | None:
+    """The number of frames an oracle-mode record carries (its plan on the file's own frame times); None in
+    another mode, or when the video fails (its record is then a video error)."""
+    if setting.mode != "oracle":
+        return None
+    try:
+        return len(prepare(item, setting, video_root).plan)
+    except VideoError:
+        return None
+
+
 def decode_frames(video: PreparedVideo, setting: FrameSetting, uid: str | None = None,
                   cache: FrameCache | None = None) -> np.ndarray:
     """The planned frames of a prepared video, through the frame cache when there is one
@@ -204,21 +236,26 @@ def _clock(seconds: float) -> str:
     return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
-def build_prompt(item: Item, plan: FramePlan | None = None, duration_s: float | None = None) -> str:
+def build_prompt(item: Item, plan: FramePlan | None = None, duration_s: float | None = None,
+                 times: bool = True) -> str:
     """The question prompt. Text mode (``plan=None``) gets the identical question, options and instruction.
 
     ``duration_s``: the video file's measured duration (default: the data's).
 
     Frames in chronological order come with their timestamps. A plan whose
-    order was perturbed (the RQ3 diagnostic) gets neither the timestamps nor
-    the word "chronological": timestamps would let a model undo the
-    perturbation.
+    order was perturbed gets neither the timestamps nor the word
+    "chronological": timestamps would let a model undo the perturbation.
+    ``times=False`` (:attr:`FrameSetting.shows_times`: the four frame-order
+    tasks of Fig. 8, the original order included) gives every order that same
+    text, so the order of the frames is the only difference between them
+    ("Reversing, block-shuffling, or locally shuffling frames reduces
+    Qwen3-VL-8B from 26.5% to 24.2-24.5% overall", section 4.4).
     """
     lines = []
     if plan is not None:
         head = f"These are {len(plan)} frames from a {_clock(item.duration_s if duration_s is None else duration_s)} " \
                "clinical video"
-        if list(plan.indices) == sorted(plan.indices):
+        if times and list(plan.indices) == sorted(plan.indices):
             stamps = ", ".join(f"{t:.1f}" for t in plan.timestamps)
             lines.append(f"{head}, in chronological order, sampled over the whole video. "
                          f"Frame timestamps in seconds: {stamps}.")

@@ -59,18 +59,23 @@ class Item:
     hop: int                    # 1..3 for semantic reasoning, 0 for fine-grained
     evidence_support: str       # "local" | "proxy" | "global" | "" (not given)
     evidence_windows: tuple[tuple[int, int], ...]  # inclusive frame ranges
+    # The release's own evidence images, when a record lists them (frame numbers in the data's numbering): the
+    # oracle then shows exactly these ("the variable number of available evidence images", paper 8, RQ2).
+    evidence_frames: tuple[int, ...] = ()
 
     def to_record(self) -> dict:
         d = asdict(self)
         d["options"] = list(self.options)
         d["evidence_windows"] = [list(w) for w in self.evidence_windows]
+        d["evidence_frames"] = list(self.evidence_frames)
         return d
 
     @classmethod
     def from_record(cls, d: dict) -> "Item":
-        fields = {k: d[k] for k in cls.__dataclass_fields__}
+        fields = {k: d[k] for k in cls.__dataclass_fields__ if k != "evidence_frames"}
         fields["options"] = tuple(fields["options"])
         fields["evidence_windows"] = tuple(tuple(int(x) for x in w) for w in fields["evidence_windows"])
+        fields["evidence_frames"] = tuple(int(x) for x in d.get("evidence_frames") or ())
         return cls(**fields)
 
 
@@ -87,6 +92,7 @@ def features():
         "answer": Value("string"), "task": Value("string"), "task_name": Value("string"),
         "family": Value("string"), "hop": Value("int8"), "evidence_support": Value("string"),
         "evidence_windows": Sequence(Sequence(Value("int64"), length=2)),
+        "evidence_frames": Sequence(Value("int64")),
     })
 
 
@@ -139,8 +145,32 @@ def _windows_from(raw, num_frames: int, fps: float, seconds: bool, where: str, f
     return out
 
 
+#: Where a record may list its evidence images (frame numbers, or ``{"frame": n}`` objects).
+EVIDENCE_IMAGE_KEYS = ("images", "image_frames", "frame_list", "frame_indices")
+
+
+def _frames_from(raw, num_frames: int, where: str, field: str, problems: list[str]) -> tuple[int, ...] | None:
+    """The release's evidence images as frame numbers (each once, in time order); None after a problem."""
+    if not isinstance(raw, list):
+        problems.append(f"{where} field '{field}': expected a list of frame numbers, got {type(raw).__name__}")
+        return None
+    out = set()
+    for f in raw:
+        if isinstance(f, dict):
+            f = f.get("frame", f.get("frame_index", f.get("index")))
+        if isinstance(f, float) and f.is_integer():
+            f = int(f)
+        if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f < num_frames:
+            problems.append(f"{where} field '{field}': each image must be a frame number in 0..{num_frames - 1}, "
+                            f"got {f!r}")
+            return None
+        out.add(f)
+    return tuple(sorted(out))
+
+
 def _parse_evidence(qa: dict, num_frames: int, fps: float, where: str, problems: list[str]):
-    """Evidence metadata in the shapes a release may use; ("", ()) when absent."""
+    """Evidence metadata in the shapes a release may use: ``(support, windows, images)``; ("", (), ()) when
+    absent."""
     ev = qa.get("evidence")
     support_raw = None
     windows: list[tuple[int, int]] | None = []
@@ -161,6 +191,14 @@ def _parse_evidence(qa: dict, num_frames: int, fps: float, where: str, problems:
             if windows is None:
                 return None
             break
+    images: tuple[int, ...] = ()
+    for key in EVIDENCE_IMAGE_KEYS:
+        if key in src and src[key] is not None:
+            field = f"evidence.{key}" if isinstance(ev, dict) else f"evidence_{key}"
+            images = _frames_from(src[key], num_frames, where, field, problems)
+            if images is None:
+                return None
+            break
     support = ""
     if support_raw is not None:
         if not isinstance(support_raw, str) or support_raw.strip().lower() not in _SUPPORT_ALIASES:
@@ -168,9 +206,9 @@ def _parse_evidence(qa: dict, num_frames: int, fps: float, where: str, problems:
                             f"(expected one of {', '.join(SUPPORT_KINDS)})")
             return None
         support = _SUPPORT_ALIASES[support_raw.strip().lower()]
-    elif windows:
+    elif windows or images:
         support = "local"
-    return support, tuple(sorted(windows))
+    return support, tuple(sorted(windows)), images
 
 
 def _str_field(record: dict, name: str, default: str = "") -> str:
@@ -252,13 +290,14 @@ def flatten_record(record: object, line: int, problems: list[str]) -> list[Item]
         evidence = _parse_evidence(qa, num_frames, float(fps), where, problems)
         if len(problems) > n_before:
             continue
-        support, windows = evidence
+        support, windows, images = evidence
         items.append(Item(
             uid=uid, video_key=str(key) if key is not None else video_path, source=source.strip(),
             organ=_str_field(record, "organ"), scene_type=_str_field(record, "scene_type"),
             video_path=video_path.strip(), num_frames=num_frames, fps=float(fps), duration_s=float(duration),
             question=question.strip(), options=options, answer=answer, task=task.code, task_name=task.name,
             family=task.family, hop=task.hop or 0, evidence_support=support, evidence_windows=windows,
+            evidence_frames=images,
         ))
     return items
 

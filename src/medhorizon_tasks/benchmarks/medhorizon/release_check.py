@@ -29,10 +29,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ...core.sampling import Oracle, VideoMeta, plan_frames
 from .release import Item
 from .taxonomy import TASK_CODES
 
-__all__ = ["PUBLISHED", "ReleaseCheck", "check_release", "oracle_fallback", "FALLBACK_REASONS"]
+__all__ = ["PUBLISHED", "ReleaseCheck", "check_release", "oracle_fallback", "evidence_seconds", "oracle_policy", "oracle_frame_count",
+           "FALLBACK_REASONS", "ORACLE_CAP"]
+
+#: The oracle row's frame cap: the cap of the paper's fixed-frame rows ("Uniform vision+text uses 64 frames",
+#: section 8 RQ2), so the oracle never shows more frames than the row it is compared with.
+ORACLE_CAP = 64
 
 PUBLISHED = {
     "items": 1253,
@@ -62,10 +68,29 @@ def _norm(name: str) -> str:
 
 def oracle_fallback(item: Item) -> str | None:
     """Why the oracle mode shows this item the 1 FPS + cap frames instead of its evidence: ``"global"``,
-    ``"no_windows"`` (see the module doc), or None when it has evidence windows."""
-    if item.evidence_windows:
+    ``"no_windows"`` (see the module doc), or None when it has evidence windows or images."""
+    if item.evidence_windows or item.evidence_frames:
         return None
     return "global" if item.evidence_support == "global" else "no_windows"
+
+
+def evidence_seconds(item: Item) -> tuple[tuple[float, float], ...]:
+    """The item's evidence windows, given in the data's frame numbering at the data's ``fps``, in seconds:
+    the oracle looks them up in the file by time (see :mod:`medhorizon_tasks.core.video.metadata`)."""
+    return tuple((a / item.fps, b / item.fps) for a, b in item.evidence_windows)
+
+
+def oracle_policy(item: Item, fps: float = 1.0, cap: int = ORACLE_CAP) -> Oracle:
+    """The oracle's frame policy for an item: its evidence windows' ``fps`` frames thinned to ``cap``, or the
+    release's own evidence images when it lists them (:class:`~medhorizon_tasks.core.sampling.Oracle`)."""
+    return Oracle(evidence_seconds(item), fps=fps, cap=cap,
+                  fallback_cap=cap, images=tuple(f / item.fps for f in item.evidence_frames))
+
+
+def oracle_frame_count(item: Item, fps: float = 1.0, cap: int = ORACLE_CAP) -> int:
+    """How many frames the oracle shows an item, planned on the data's ``num_frames`` / ``fps`` (a run's
+    records carry the count of the file's own plan)."""
+    return len(plan_frames(VideoMeta(item.num_frames, item.fps), oracle_policy(item, fps, cap)))
 
 
 @dataclass

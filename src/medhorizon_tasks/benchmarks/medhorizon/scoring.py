@@ -36,31 +36,35 @@ from ...core.responses import response_failure
 from ...core.stats import wilson_ci
 from ...core.text import pct
 from .release import Item
-from .release_check import FALLBACK_REASONS, oracle_fallback
+from .release_check import FALLBACK_REASONS, oracle_fallback, oracle_frame_count
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
 
 __all__ = ["score_item", "record_for", "missing_record", "error_record", "read_predictions", "score_predictions",
            "report", "format_table", "PREDICTION_KEYS", "beside_flags", "rule_of", "RULE_NAMES", "rules_line",
-           "fallback_lines"]
+           "fallback_lines", "oracle_frame_distribution", "oracle_frames_line"]
 
 BENCHMARK = "medhorizon"
 #: How the reports name each extraction rule.
 RULE_NAMES = {"default": "default rule", "authors": "authors' rule"}
 
 
-def _base(item: Item, mode: str) -> dict:
+def _base(item: Item, mode: str, frames_shown: int | None = None) -> dict:
     rec = {"benchmark": BENCHMARK, "uid": item.uid, "task": item.task, "source": item.source,
            "family": item.family, "hop": item.hop, "mode": mode, "answer": item.answer}
     if mode == "oracle":  # shown the 1 FPS + cap frames instead of its evidence: why (None: its evidence)
         rec["oracle_fallback"] = oracle_fallback(item)
+        # how many frames it was shown: the run's own plan, else planned on the data at the oracle row's cap
+        rec["oracle_frames"] = int(frames_shown) if frames_shown is not None else oracle_frame_count(item)
     return rec
 
 
-def score_item(item: Item, raw_output: str | None, mode: str, extraction: str = "default") -> dict:
+def score_item(item: Item, raw_output: str | None, mode: str, extraction: str = "default",
+               frames_shown: int | None = None) -> dict:
     """The per-item record for one model output (the one record format every report reads), scored with the
     named ``extraction`` and carrying the other rule's reading beside it (module doc); a failed response is its
-    status (``request_error``, ``truncated``), wrong under both rules, never extracted."""
-    rec = _base(item, mode)
+    status (``request_error``, ``truncated``), wrong under both rules, never extracted. ``frames_shown``: the
+    number of frames of the item's plan (oracle mode records it; default: planned on the data)."""
+    rec = _base(item, mode, frames_shown)
     failure = response_failure(raw_output)
     if failure is not None:
         rec.update(raw_output=raw_output, extracted=None, status=failure.status, valid=False, correct=False,
@@ -91,11 +95,14 @@ def beside_flags(record: dict) -> tuple[bool, bool]:
     return bool(record.get(f"correct_{other}")), record.get("extracted") != record[f"extracted_{other}"]
 
 
-def record_for(item: Item, raw_output: str | None, mode: str, error: str | None) -> dict:
+def record_for(item: Item, raw_output: str | None, mode: str, error: str | None,
+               frames_shown: int | None = None) -> dict:
     """The record of one model output in either framework: scored, or -- when the item's video failed
     (``error``; the model got no frames) -- a video error whatever the model said, its text kept beside it."""
     if not error:
-        return score_item(item, raw_output, mode)
+        if frames_shown is None:
+            return score_item(item, raw_output, mode)
+        return score_item(item, raw_output, mode, "default", frames_shown)
     record = error_record(item, mode, error)
     record["raw_output"] = raw_output
     return record
@@ -108,7 +115,7 @@ def missing_record(item: Item, mode: str) -> dict:
 
 
 def error_record(item: Item, mode: str, error: str) -> dict:
-    rec = _base(item, mode)
+    rec = _base(item, mode, 0)  # the model got no frames
     rec.update(raw_output=None, extracted=None, status="error", valid=False, correct=False, error=error)
     return rec
 
@@ -176,20 +183,48 @@ def report(records: list[dict]) -> dict:
 
 
 def _fallbacks(records: list[dict]) -> dict:
-    """Oracle mode: the items shown the 1 FPS + cap frames instead of their evidence, by reason."""
+    """Oracle mode: the items shown the 1 FPS + cap frames instead of their evidence, by reason, and the
+    distribution of the number of frames each item was shown."""
     if not any("oracle_fallback" in r for r in records):
         return {}
     by_reason = {k: [r["uid"] for r in records if r.get("oracle_fallback") == k] for k in FALLBACK_REASONS}
-    return {"oracle_fallback": {"n": sum(len(v) for v in by_reason.values()), **by_reason}}
+    out = {"oracle_fallback": {"n": sum(len(v) for v in by_reason.values()), **by_reason}}
+    counts = [int(r["oracle_frames"]) for r in records if r.get("oracle_frames") is not None]
+    if counts:
+        out["oracle_frames"] = oracle_frame_distribution(counts)
+    return out
+
+
+def oracle_frame_distribution(counts: list[int]) -> dict:
+    """``n, min, p25, median, p75, max, mean`` of the oracle's frames per item, and ``counts`` (frames ->
+    items): the paper's oracle shows "the variable number of available evidence images for each item"."""
+    import numpy as np
+
+    a = np.asarray(counts, dtype=np.float64)
+    q = np.percentile(a, [25, 50, 75])
+    return {"n": len(counts), "min": int(a.min()), "p25": float(q[0]), "median": float(q[1]),
+            "p75": float(q[2]), "max": int(a.max()), "mean": round(float(a.mean()), 3),
+            "counts": {str(k): counts.count(k) for k in sorted(set(counts))}}
+
+
+def oracle_frames_line(rep: dict) -> str | None:
+    """``oracle frames per item (n 88): min 1, quartiles 3 / 9 / 31, max 64, mean 17.2``."""
+    d = rep.get("oracle_frames")
+    if not d:
+        return None
+    return (f"oracle frames per item (n {d['n']}): min {d['min']}, quartiles {d['p25']:g} / {d['median']:g} / "
+            f"{d['p75']:g}, max {d['max']}, mean {d['mean']:g}")
 
 
 def fallback_lines(rep: dict) -> list[str]:
     """The oracle report's fall-back items as text: a count per reason, and the items whose windows could not
     be read listed (global support falls back by design, as in the paper)."""
     fb = rep.get("oracle_fallback")
+    frames = oracle_frames_line(rep)
     if not fb or not fb["n"]:
-        return []
-    lines = [f"oracle mode: {fb['n']} of {rep['overall']['n']} items were shown the 1 FPS + cap frames "
+        return [frames] if frames else []
+    lines = [*([frames] if frames else []),
+             f"oracle mode: {fb['n']} of {rep['overall']['n']} items were shown the 1 FPS + cap frames "
              f"instead of evidence frames:"]
     for reason, text in FALLBACK_REASONS.items():
         if fb.get(reason):

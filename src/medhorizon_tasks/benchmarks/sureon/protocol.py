@@ -9,9 +9,12 @@ by the clip's time range, followed by the question and the option list."
 Visual: up to 8 frames uniformly over the clip's own frames, at least 4
 (:class:`~medhorizon_tasks.core.sampling.Clip`), decoded by this library,
 blurred (:data:`BLUR`: on-screen text and faces; on by default, see
-:func:`blur_enabled`) and handed to the model in order, their absolute
-timestamps written into the prompt.
-Blind: the identical text without the frame line and without frames, so the
+:func:`blur_enabled`) and handed to the model in order, interleaved with
+their timestamps (:func:`prompt_parts`, the one rule both frameworks call):
+the clip's range, then each frame right after its own timestamp, then the
+question and options ("Frames are interleaved with their timestamps,
+followed by the question and seven answer options", Fig. 17).
+Blind: the identical text without frames and their timestamps, so the
 multimodal gain S_v − S_wv compares like with like.
 """
 
@@ -131,11 +134,43 @@ def _instruction(item: SureonItem) -> list[str]:
     return ["Describe the sequence of surgical actions in this clip, in order."]
 
 
+def _clip_range(item: SureonItem) -> str:
+    return f"This is a clip from {item.start_s:.1f} s to {item.end_s:.1f} s of a surgical video."
+
+
+def _question(item: SureonItem) -> str:
+    return "\n".join([f"Question: {item.question}", *_instruction(item)])
+
+
+def frame_stamp(k: int, t: float) -> str:
+    """The text right before frame ``k`` (0-based) taken at ``t`` s: ``Frame 1 at 12.0 s:``."""
+    return f"Frame {k + 1} at {t:.1f} s:"
+
+
+def prompt_parts(item: SureonItem, plan: FramePlan) -> list[str | int]:
+    """The visual prompt as the model is to see it (appendix D.1, Fig. 17): text parts (``str``) and frames
+    (``int``: the position of the frame in ``plan``), in order -- the clip's time range first, then each frame
+    immediately preceded by its absolute timestamp, then the question and the options (after a blank line)::
+
+        ["This is a clip from 12.0 s to 18.0 s of a surgical video.",
+         "Frame 1 at 12.0 s:", 0, "Frame 2 at 12.9 s:", 1, ..., "\\nQuestion: ...\\nOptions:\\nA. ..."]
+
+    Every consumer that can interleave text and images builds its request from this list: VLMEvalKit's
+    ``build_prompt`` message list, lmms-eval's ``doc_to_messages`` (chat models) and the bridges that take
+    interleaved input (``medhorizon_openai``, ``medhorizon_internvl3``); the others get :func:`build_prompt`,
+    its text parts joined by newlines."""
+    parts: list[str | int] = [_clip_range(item)]
+    for k, t in enumerate(plan.timestamps):
+        parts += [frame_stamp(k, t), k]
+    parts.append("\n" + _question(item))
+    return parts
+
+
 def build_prompt(item: SureonItem, plan: FramePlan | None = None) -> str:
-    """The prompt; blind mode (``plan=None``) is the same text without the frame line."""
-    lines = [f"This is a clip from {item.start_s:.1f} s to {item.end_s:.1f} s of a surgical video."]
-    if plan is not None:
-        stamps = ", ".join(f"frame {k + 1} at {t:.1f} s" for k, t in enumerate(plan.timestamps))
-        lines.append(f"You are given {len(plan)} frames in chronological order: {stamps}.")
-    lines += ["", f"Question: {item.question}", *_instruction(item)]
-    return "\n".join(lines)
+    """The prompt as one text: the text parts of :func:`prompt_parts` joined by newlines, for a consumer that
+    can only put all images before one text (lmms-eval's "simple" wrappers, the one-video bridges), so that
+    every framework states the same words. Blind mode (``plan=None``): the clip's range, a blank line, the
+    question and the options -- the visual text without its frame lines."""
+    if plan is None:
+        return "\n".join([_clip_range(item), "\n" + _question(item)])
+    return "\n".join(p for p in prompt_parts(item, plan) if isinstance(p, str))

@@ -39,13 +39,14 @@ from ...core.text import listing, pct, with_item
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
 
 __all__ = ["extract_order", "score_item", "record_for", "missing_record", "error_record", "read_predictions",
-           "score_predictions", "report", "format_report", "BENCHMARK", "PREDICTION_KEYS", "RECORD_KEYS"]
+           "score_predictions", "report", "format_report", "BENCHMARK", "PREDICTION_KEYS", "RECORD_KEYS",
+           "judge_description", "judge_lines"]
 
 BENCHMARK = "sureon"
 RECORD_KEYS = ("benchmark", "uid", "category", "group", "kind", "mode", "answer", "raw_output", "extracted",
                "status", "valid", "correct", "error", "judge_reason")
 
-JudgeFn = Callable[..., object]  # judge(*, uid, question, reference, answer) -> Verdict
+JudgeFn = Callable[..., object]  # judge(*, uid, reference, answer) -> Verdict
 
 
 # ------------------------------------------------------------------ temporal ordering
@@ -67,6 +68,18 @@ def _answer_value(item: SureonItem):
 def _base(item: SureonItem, mode: str) -> dict:
     return {"benchmark": BENCHMARK, "uid": item.uid, "category": item.category, "group": item.group,
             "kind": item.kind, "mode": mode, "answer": _answer_value(item)}
+
+
+def judge_description(judge) -> dict | None:
+    """What a judge says of itself (``Judge.describe()``: model, endpoint, temperature, prompt version), for the
+    records and the report; a plain callable without ``describe``: its name only."""
+    if judge is None:
+        return None
+    owner = getattr(judge, "__self__", judge)  # Judge.judge bound to its Judge
+    describe = getattr(owner, "describe", None)
+    if callable(describe):
+        return dict(describe())
+    return {"model": getattr(judge, "__name__", type(judge).__name__)}
 
 
 def _judge_fn(judge) -> JudgeFn | None:
@@ -111,7 +124,9 @@ def score_item(item: SureonItem, raw_output: str | None, mode: str, *, judge=Non
         if fn is None:
             status, valid, correct = "not_judged", False, None
         else:
-            verdict = fn(uid=item.uid, question=item.question, reference=item.reference, answer=answer)
+            # the paper's judge sees "only the two texts" (appendix D.1): never the question
+            verdict = fn(uid=item.uid, reference=item.reference, answer=answer)
+            rec["judge"] = judge_description(judge)
             value = getattr(verdict, "correct", "?")
             if value is not None and not isinstance(value, bool):
                 raise TypeError(f"item {item.uid}: the judge must return a Verdict with correct True/False/None, "
@@ -199,7 +214,11 @@ def _sm_summary(records: list[dict]) -> dict:
     n = len(sm)
     not_judged = sum(1 for r in sm if r.get("status") == "not_judged")
     correct = sum(1 for r in sm if r.get("correct") is True)
-    return {"accuracy": correct / n if n and not not_judged else None,
+    judges = []
+    for r in sm:
+        if r.get("judge") and r["judge"] not in judges:
+            judges.append(r["judge"])
+    return {"accuracy": correct / n if n and not not_judged else None, "judge": judges,
             "correct": correct, "n": n,
             "judged": sum(1 for r in sm if r.get("status") == "ok"),
             "not_judged": not_judged,
@@ -337,6 +356,7 @@ def format_report(rep: dict) -> str:
         if mg and "SM" in mg["by_category"]:
             text += f", MG {_signed(mg['by_category']['SM'])}"
         lines.append(text)
+        lines.extend(judge_lines(sm))
     else:
         lines.append("SM  Sequence Summarization: no items")
     if mg:
@@ -351,6 +371,23 @@ def format_report(rep: dict) -> str:
     lines.extend(listing("no prediction (scored wrong)", [f"item {u}" for u in rep.get("missing", [])]))
     lines.extend(listing("no blind prediction (scored wrong)", [f"item {u}" for u in rep.get("blind_missing", [])]))
     return "\n".join(lines)
+
+
+def judge_lines(sm: dict) -> list[str]:
+    """The judge of an SM summary, named: ``judged by judge-7b at http://... (temperature 0, prompt
+    sureon-sm-strict-v2; sees the reference and the answer only)``, or that nothing was judged."""
+    judges = sm.get("judge") or []
+    if not judges:
+        return ["    judge: none (SM not judged; `score --judge` names one)"] if sm.get("not_judged") else []
+    out = []
+    for j in judges:
+        where = f" at {j['base_url']}" if j.get("base_url") else ""
+        settings = [f"temperature {j['temperature']}" if "temperature" in j else None,
+                    f"prompt {j['prompt_version']}" if j.get("prompt_version") else None]
+        text = ", ".join(x for x in settings if x)
+        out.append(f"    judged by {j.get('model')}{where}" + (f" ({text}; sees {j['sees']})" if text else "")
+                   + (f"; rubric: {j['rubric']}" if j.get("rubric") else ""))
+    return out
 
 
 def dumps_report(rep: dict) -> str:

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping
 
 from ...core.errors import DataError
 from ...core.safeio import iter_csv, iter_jsonl, read_json
+from ...core.text import pct
 from .hierarchy import Hierarchy
 from .vocab import get_hierarchy
 
@@ -180,7 +181,10 @@ def read_frame_rows(path: str | os.PathLike, *, role: str = "annotations") -> li
 
 def load_hierarchy_file(path: str | os.PathLike) -> dict[str, Hierarchy] | Hierarchy:
     """``--hierarchy H``: one hierarchy ``{"phases": ..., "semantic_groups": ...}`` (for every
-    dataset the package does not know) or ``{dataset: {"phases": ...}, ...}``."""
+    dataset) or ``{dataset: {"phases": ...}, ...}``; or, by name, the package's shipped hierarchies:
+    ``shipped`` (every dataset it knows) or ``shipped:GraSP,BernBypass70``."""
+    if is_shipped_spec(path):
+        return ShippedHierarchies.parse(str(path))
     path = Path(path)
     obj = read_json(path)
     if isinstance(obj, Mapping) and "phases" not in obj and obj and all(isinstance(v, Mapping) for v in obj.values()):
@@ -257,32 +261,130 @@ def levels_of(rows: Iterable[FrameRow]) -> dict[str, tuple[str, ...]]:
     return out
 
 
+#: SurgHiBench Table 1, "Tree-likeness" ("the percentage of steps that belong to exactly one phase"), as printed,
+#: per dataset: two bypass sites share one vocabulary and differ, so the hierarchy is each dataset's own.
+PAPER_TREE_LIKENESS = {"MIPO": "100%", "StrasbyPass70": "74%", "BernBypass70": "54%", "GraSP": "33%"}
+#: ``--hierarchy shipped`` / ``shipped:GraSP,BernBypass70`` (also ``$SURGHI_HIERARCHY``): the package's shipped
+#: hierarchy for those datasets (every dataset it knows, without names) instead of the annotations' own.
+SHIPPED = "shipped"
+
+
+def _key(name: str) -> str:
+    return "".join(str(name).casefold().split()).replace("_", "").replace("-", "")
+
+
+class ShippedHierarchies(dict):
+    """The shipped hierarchies a user asked for by name (``shipped:<names>``): dataset key -> Hierarchy;
+    ``every``: every dataset the package has one for."""
+
+    every = False
+
+    @classmethod
+    def parse(cls, spec: str) -> "ShippedHierarchies":
+        out = cls()
+        names = [n.strip() for n in spec.split(":", 1)[1].split(",")] if ":" in spec else []
+        names = [n for n in names if n]
+        if not names:
+            out.every = True
+        for n in names:
+            try:
+                out[_key(n)] = get_hierarchy(n)
+            except KeyError as exc:
+                raise DataError(f"--hierarchy {spec}: {exc.args[0]}") from None
+        return out
+
+    def for_dataset(self, dataset: str) -> Hierarchy | None:
+        if self.every:
+            try:
+                return get_hierarchy(dataset)
+            except KeyError:
+                return None
+        return self.get(_key(dataset))
+
+
+def is_shipped_spec(spec) -> bool:
+    text = str(spec)
+    return text == SHIPPED or text.startswith(SHIPPED + ":")
+
+
+def paper_tree_likeness(dataset: str) -> str | None:
+    """The tree-likeness Table 1 prints for ``dataset`` (``"54%"``), None for a dataset the paper does not list."""
+    return {_key(k): v for k, v in PAPER_TREE_LIKENESS.items()}.get(_key(dataset))
+
+
+def _derived(dataset: str, rows: list[FrameRow]) -> Hierarchy:
+    """The dataset's hierarchy from its own annotations: a step belongs to every phase it occurs in. A dataset
+    the package knows keeps the shipped label aliases and semantic step groups (those of its steps that occur),
+    which the annotations cannot give."""
+    try:
+        known = get_hierarchy(dataset)
+    except KeyError:
+        known = None
+    labelled = ((r.video, r.frame, r.phase, r.step) for r in rows)
+    if known is None:
+        return Hierarchy.from_annotations(labelled, name=dataset)
+    occurring = {known.canonical_step(r.step) for r in rows if r.step is not None}
+    groups = {g: [s for s in ss if s in occurring] for g, ss in known.semantic_groups.items()}
+    return Hierarchy.from_annotations(labelled, semantic_groups={g: ss for g, ss in groups.items() if ss},
+                                      phase_aliases=known.phase_aliases, step_aliases=known.step_aliases,
+                                      name=dataset)
+
+
 def resolve_hierarchies(annotations: Iterable[FrameRow],
                         given: Mapping[str, Hierarchy] | Hierarchy | None = None) -> dict[str, tuple[Hierarchy, str]]:
     """``{dataset: (hierarchy, source)}`` for every dataset in ``annotations``.
 
-    In order: the dataset's entry in ``given`` (a per-dataset mapping), a shipped hierarchy
-    (MultiBypass140 / StrasbyPass70 / BernBypass70, GraSP, MIPO), a single ``given``
-    hierarchy, else one derived from the annotations themselves (a step belongs to every
-    phase it co-occurs with; the vocabulary is then only the labels that occur).
-    ``source`` says which: ``"file"``, ``"shipped"`` or ``"derived from annotations"``.
+    In order: the dataset's entry in ``given`` (a per-dataset file), a single ``given`` hierarchy, the
+    shipped hierarchy when it was asked for by name (``given`` from :func:`load_hierarchy_file` of
+    ``shipped`` / ``shipped:<names>``), else -- the default -- the hierarchy the annotations themselves have:
+    a step belongs to every phase it occurs in (:func:`_derived`). SurgHiBench Table 1 gives each dataset its
+    own tree-likeness (StrasbyPass70 74%, BernBypass70 54%, though the two share one vocabulary), so a
+    hierarchy is a property of the data, not of the vocabulary. ``source`` says which: ``"file"``,
+    ``"shipped"`` or ``"derived from annotations"``; :func:`hierarchy_summary` sets the tree-likeness beside
+    the paper's.
     """
     by_ds: dict[str, list[FrameRow]] = {}
     for r in annotations:
         by_ds.setdefault(r.dataset, []).append(r)
     out: dict[str, tuple[Hierarchy, str]] = {}
     for ds, rows in by_ds.items():
-        if isinstance(given, Mapping) and ds in given:
+        shipped = given.for_dataset(ds) if isinstance(given, ShippedHierarchies) else None
+        if isinstance(given, Mapping) and not isinstance(given, ShippedHierarchies) and ds in given:
             out[ds] = (given[ds], "file")
-            continue
-        try:
-            out[ds] = (get_hierarchy(ds), "shipped")
-            continue
-        except KeyError:
-            pass
-        if isinstance(given, Hierarchy):
+        elif isinstance(given, Hierarchy):
             out[ds] = (given, "file")
+        elif shipped is not None:
+            out[ds] = (shipped, "shipped")
         else:
-            out[ds] = (Hierarchy.from_annotations(((r.video, r.frame, r.phase, r.step) for r in rows), name=ds),
-                       "derived from annotations")
+            out[ds] = (_derived(ds, rows), "derived from annotations")
     return out
+
+
+def hierarchy_summary(dataset: str, hierarchy: Hierarchy, source: str) -> dict:
+    """A report's line on the hierarchy used: its size and tree-likeness, the paper's Table 1 value beside it
+    and whether the two differ (compared as the paper prints them: whole percent)."""
+    tl = hierarchy.tree_likeness()
+    paper = paper_tree_likeness(dataset)
+    differs = None
+    if paper is not None and tl == tl:
+        differs = round(100 * tl) != int(paper.rstrip("%"))
+    return {"source": source, "phases": len(hierarchy.phases), "steps": len(hierarchy.steps), "tree_likeness": tl,
+            "paper_tree_likeness": paper, "differs_from_paper": differs}
+
+
+def hierarchy_lines(summaries: Mapping[str, Mapping]) -> list[str]:
+    """``hierarchy GraSP: derived from annotations, 11 phases, 21 steps, tree-likeness 33.3% (paper, Table 1: 33%)``
+    per dataset, then a warning for each dataset whose tree-likeness is not the paper's."""
+    lines, warnings = [], []
+    for ds, h in summaries.items():
+        tl = h.get("tree_likeness")
+        shown = "-" if tl is None or tl != tl else f"{pct(tl)}%"
+        paper = h.get("paper_tree_likeness")
+        beside = f" (paper, Table 1: {paper})" if paper else ""
+        lines.append(f"hierarchy {ds}: {h['source']}, {h['phases']} phases, {h['steps']} steps, "
+                     f"tree-likeness {shown}{beside}")
+        if h.get("differs_from_paper"):
+            warnings.append(f"warning: {ds}: the hierarchy used ({h['source']}) has tree-likeness {shown}, the "
+                            f"paper's Table 1 {paper}: its sibling / cousin / semantic step numbers (Table 4) are "
+                            "not comparable with the paper's")
+    return lines + warnings

@@ -31,7 +31,7 @@ from ...core.log_samples import is_lmms_sample, response_text
 from ...core.predictions import failure_listing
 from ...core.responses import FAILURE_STATUSES, response_failure
 from ...core.text import pct
-from .frames import FrameRow, levels_of, parse_row, read_frame_rows
+from .frames import FrameRow, hierarchy_lines, hierarchy_summary, levels_of, parse_row, read_frame_rows
 from .hierarchy import Hierarchy
 from .metrics import METRIC_KEYS, aggregate_videos, overall, video_metrics
 from .protocol import predicted_labels
@@ -80,8 +80,7 @@ class SurghiResult:
         for k in COUNT_KEYS:
             ov[k] = int(sum(d.get(k, 0) for d in datasets.values()))
         ov["n_extra"] += sum(self.unknown_datasets.values())
-        hier = {ds: {"source": src, "phases": len(h.phases), "steps": len(h.steps),
-                     "tree_likeness": h.tree_likeness()} for ds, (h, src) in self.hierarchies.items()}
+        hier = {ds: hierarchy_summary(ds, h, src) for ds, (h, src) in self.hierarchies.items()}
         unknown = {name: {"n_extra": n, "did_you_mean": _closest(name, list(self.per_video))}
                    for name, n in sorted(self.unknown_datasets.items())}
         return {"benchmark": BENCHMARK, "datasets": datasets, "overall": ov, "hierarchies": hier,
@@ -264,9 +263,7 @@ def format_report(rep: dict) -> str:
     for name, u in rep.get("unknown_datasets", {}).items():
         hint = f"; did you mean {u['did_you_mean']!r}?" if u.get("did_you_mean") else ""
         lines.append(f"{u['n_extra']} prediction(s) for dataset {name!r}, not in the annotations: ignored{hint}")
-    for ds, h in rep.get("hierarchies", {}).items():
-        lines.append(f"hierarchy {ds}: {h['source']}, {h['phases']} phases, {h['steps']} steps, "
-                     f"tree-likeness {pct(h['tree_likeness'], missing='-')}%")
+    lines.extend(hierarchy_lines(rep.get("hierarchies", {})))
     lines.extend(failure_listing(rep.get("failed_responses", [])))
     return "\n".join(lines)
 

@@ -50,7 +50,9 @@ __all__ = ["DEFAULT_FRAMES", "DEFAULT_FPS", "DEFAULT_CURVATURE", "SIMILARITIES",
 
 DEFAULT_FRAMES = 16         # T: "T=16 uniformly sampled frames" (Sec. 4.2), SurgLaVi's centred clip
 DEFAULT_FPS = 1.0           # the annotations' rate (SurgLaVi frame lists at sample rate 1)
-DEFAULT_CURVATURE = 1.0     # c when the encoder names none (HyperSurg's learned c is 0.815, suppl. A.4)
+# c when the encoder names none: HyperSurg's learned value, "At convergence: tau=0.035, c=0.815" (supplement A.4,
+# "Learnable Parameters"); the paper's only Lorentz model, so a Lorentz encoder that names no c is read as it
+DEFAULT_CURVATURE = 0.815
 SIMILARITIES = ("cosine", "lorentz")
 KINDS = ("image", "video")
 

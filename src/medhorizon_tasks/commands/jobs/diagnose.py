@@ -26,7 +26,27 @@ from ...core.text import pct
 
 CSV_FIELDS = ("diagnostic", "label", "group", "x", "task", "model", "accuracy", "correct", "n", "invalid",
               "missing", "errors", "ci95_lo", "ci95_hi", "fine_grained", "semantic_reasoning", "order_seed",
-              "frames", "strategy")
+              "frames", "strategy", "paper")
+
+#: The figure each diagnostic reproduces, and the setting of its rows (published.json: the values the paper's
+#: text quotes, Figs. 7 and 8; Fig. 6 and Fig. 10's variants have none).
+_FIGURES = {"evidence": ("Fig. 7", "input"), "order": ("Fig. 8", "order")}
+
+
+def paper_value(kind: str, variant, model: str) -> str:
+    """The paper's value for one row of a diagnostic, as ``Fig. 8 Ov. 26.5`` (empty when the text quotes none
+    for that model and setting): MedHorizon's figures are drawn, and only the values its text quotes ship."""
+    from ...benchmarks.published import find_row
+
+    if kind not in _FIGURES:
+        return ""
+    table, key = _FIGURES[kind]
+    setting = variant.label if kind == "evidence" else variant.group
+    name = "Random" if variant.group == "random" else model  # the paper's random baseline is a row of its own
+    row = find_row("medhorizon", name, table=table, **{key: setting})
+    if row is None or row.setting.get(key) is None:
+        return ""
+    return f"{table} " + ", ".join(f"{c.label} {row.printed[c.key]}" for c in row.columns if c.key in row.printed)
 
 
 def _safe(name: str) -> str:
@@ -76,7 +96,7 @@ def run_diagnostic(kind: str, model: str, *, model_args: str = "", synthetic: bo
             "fine_grained": fam.get("fine_grained", {}).get("accuracy"),
             "semantic_reasoning": fam.get("semantic_reasoning", {}).get("accuracy"),
             "order_seed": v.kwargs.get("order_seed", ""), "frames": v.kwargs.get("frames", ""),
-            "strategy": v.kwargs.get("strategy", ""), "report": rep,
+            "strategy": v.kwargs.get("strategy", ""), "paper": paper_value(kind, v, row_model), "report": rep,
         })
 
     write_outputs(kind, rows, out, model=model)
@@ -107,10 +127,13 @@ def plot_diagnostic(kind: str, rows: list[dict], path: Path, *, model: str) -> P
 
 
 def format_rows(rows: list[dict]) -> str:
-    head = f"{'setting':<24} {'task':<44} {'acc %':>6} {'95% CI':>13} {'fine':>6} {'sem.':>6} {'n':>5} {'inv':>4}"
+    """The diagnostic's table; a last column ``paper`` holds the value the paper's text quotes for that row and
+    model (Fig. 7: MedGRPO, Lingshu-7B, Random; Fig. 8: Qwen3-VL-8B), when there is one."""
+    head = f"{'setting':<24} {'task':<44} {'acc %':>6} {'95% CI':>13} {'fine':>6} {'sem.':>6} {'n':>5} {'inv':>4}  paper"
     lines = [head, "-" * len(head)]
     for r in rows:
         ci = f"{pct(r['ci95_lo'])}–{pct(r['ci95_hi'])}"
         lines.append(f"{r['label']:<24} {r['task']:<44} {pct(r['accuracy'], width=5):>6} {ci:>13} "
-                     f"{pct(r['fine_grained'], width=5):>6} {pct(r['semantic_reasoning'], width=5):>6} {r['n']:>5} {r['invalid']:>4}")
+                     f"{pct(r['fine_grained'], width=5):>6} {pct(r['semantic_reasoning'], width=5):>6} {r['n']:>5} {r['invalid']:>4}"
+                     f"  {r.get('paper') or ''}".rstrip())
     return "\n".join(lines)

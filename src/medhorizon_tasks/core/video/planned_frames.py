@@ -23,14 +23,22 @@ class PlannedFrames(list):
     * ``timestamps``: each frame's time in seconds on the video's own timeline;
     * ``policy``: the frame plan's policy text (e.g. ``fps_cap(fps=1,cap=64)``);
     * ``duration_s``: the video file's duration;
-    * ``chronological``: False when the order was perturbed on purpose (the
-      frame-order diagnostic), in which case adapters must not reveal times;
+    * ``chronological``: False when the order was perturbed on purpose, and
+      for every order of the frame-order diagnostic (the original included, so
+      that its four tasks differ in order only); adapters must then not reveal
+      real times;
     * ``error``: the video error when the frames could not be decoded (the
-      list is then empty).
+      list is then empty);
+    * ``interleaved``: the prompt's own layout when the benchmark fixes one
+      (Sureon, Fig. 17): text parts (``str``) and frame positions (``int``),
+      in order; a bridge that can interleave text and images sends exactly
+      that, in place of its frames-then-question layout. None: the bridge's
+      layout.
     """
 
     def __init__(self, images: Iterable = (), *, timestamps: Sequence[float] = (), policy: str = "",
-                 duration_s: float | None = None, chronological: bool = True, error: str | None = None):
+                 duration_s: float | None = None, chronological: bool = True, error: str | None = None,
+                 interleaved: Sequence[str | int] | None = None):
         super().__init__(images)
         self.timestamps = tuple(float(t) for t in timestamps)
         if len(self.timestamps) != len(self):
@@ -39,6 +47,10 @@ class PlannedFrames(list):
         self.duration_s = duration_s
         self.chronological = chronological
         self.error = error
+        self.interleaved = tuple(interleaved) if interleaved is not None else None
+        if self.interleaved is not None and sorted(p for p in self.interleaved if isinstance(p, int)) != list(
+                range(len(self))):
+            raise ValueError("an interleaved layout must place every frame exactly once")
         for image, t in zip(self, self.timestamps):
             info = getattr(image, "info", None)
             if isinstance(info, dict):
@@ -46,9 +58,10 @@ class PlannedFrames(list):
 
     def __reduce_ex__(self, protocol):
         # keep the attributes when lmms-eval or a model copies / pickles the visuals
-        return (_rebuild, (list(self), self.timestamps, self.policy, self.duration_s, self.chronological, self.error))
+        return (_rebuild, (list(self), self.timestamps, self.policy, self.duration_s, self.chronological, self.error,
+                           self.interleaved))
 
 
-def _rebuild(images, timestamps, policy, duration_s, chronological, error) -> PlannedFrames:
+def _rebuild(images, timestamps, policy, duration_s, chronological, error, interleaved=None) -> PlannedFrames:
     return PlannedFrames(images, timestamps=timestamps, policy=policy, duration_s=duration_s,
-                         chronological=chronological, error=error)
+                         chronological=chronological, error=error, interleaved=interleaved)

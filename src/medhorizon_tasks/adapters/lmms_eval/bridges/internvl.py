@@ -6,7 +6,9 @@ frame cut into at most ``frame_tiles`` 448 px tiles (model arg, default 1:
 InternVL's video setting; 256 visual tokens per frame). lmms-eval's wrapper
 in its default ``modality=image`` gives the same frames as N bare ``<image>``
 tags instead. The format carries no times; the task's prompt states them
-(when the order is chronological).
+(when the order is chronological). A task that fixes its own layout (Sureon:
+each frame right after its timestamp, ``PlannedFrames.interleaved``) gets
+that layout, one ``<image>`` per frame where the layout places it.
 
 Everything else -- loading, ``model.chat``, the generation settings -- is
 the wrapper's. Requests without planned frames go to it unchanged.
@@ -53,7 +55,10 @@ class _InternVLBridge(PlannedFramesBridge):
         settings = {**DEFAULT_GEN_KWARGS, **{k: v for k, v in gen_kwargs.items() if k in DEFAULT_GEN_KWARGS}}
         pixel_values, num_patches_list = self._pixel_values(frames)
         pixel_values = pixel_values.to(torch.bfloat16).to(model_device(self))
-        question = frame_prefix(len(frames)) + context.replace("<image>", "")
+        if frames.interleaved is not None:  # the benchmark's own layout (Sureon, Fig. 17): each frame where it says
+            question = "\n".join("<image>" if isinstance(p, int) else p.replace("<image>", "") for p in frames.interleaved)
+        else:
+            question = frame_prefix(len(frames)) + context.replace("<image>", "")
         response, _ = self.model.chat(self.tokenizer, pixel_values, question, settings,
                                       num_patches_list=num_patches_list, history=None, return_history=True)
         return response

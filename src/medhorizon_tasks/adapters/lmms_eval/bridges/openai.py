@@ -179,26 +179,36 @@ class OpenAICompatible(_OpenAICompatible):
         self.api = self.client.with_options(max_retries=0)  # the retries are this bridge's, bounded
         logger.info(f"[medhorizon_openai] {self.model_version}: request rule '{self.rule.family}'")
 
+    def _image_part(self, image) -> dict:
+        quality = self.image_quality if self.image_format in ("JPEG", "WEBP") else None
+        data = encode_image_to_base64(image, image_format=self.image_format, convert_rgb=True, quality=quality)
+        url = {"url": f"data:{MIME[self.image_format]};base64,{data}"}
+        if self.image_detail:
+            url["detail"] = self.image_detail
+        return {"type": "image_url", "image_url": url}
+
     def frame_content(self, frames: PlannedFrames) -> list[dict]:
         """The message parts for the frames: ``[<t seconds>, image]`` per frame (no labels out of order)."""
-        quality = self.image_quality if self.image_format in ("JPEG", "WEBP") else None
         parts = []
         for image, t in zip(frames, frames.timestamps):
             if frames.chronological:
                 parts.append({"type": "text", "text": frame_label(t)})
-            data = encode_image_to_base64(image, image_format=self.image_format, convert_rgb=True, quality=quality)
-            url = {"url": f"data:{MIME[self.image_format]};base64,{data}"}
-            if self.image_detail:
-                url["detail"] = self.image_detail
-            parts.append({"type": "image_url", "image_url": url})
+            parts.append(self._image_part(image))
         return parts
 
     def planned_payload(self, context: str, frames: PlannedFrames | None, gen_kwargs: dict) -> dict:
-        """The chat completions request for one item (no frames: text only), its fields by the provider's rule;
-        with ``frames_as=video`` the frames are one video part and its vLLM kwargs."""
+        """The chat completions request for one item (no frames: text only), its fields by the provider's rule.
+        With ``frames_as=video`` the frames are one video part (their times in its vLLM kwargs) before the text;
+        otherwise frames whose benchmark fixes the layout (``frames.interleaved``: Sureon's Fig. 17) are sent in
+        exactly that layout, text parts and images in order, in place of ``context``."""
         video = self.video is not None and bool(frames)
-        parts = ([self.video.content_part(frames)] if video else self.frame_content(frames)) if frames else []
-        content = [*parts, {"type": "text", "text": context}]
+        if video:
+            content = [self.video.content_part(frames), {"type": "text", "text": context}]
+        elif frames and frames.interleaved is not None:
+            content = [self._image_part(frames[p]) if isinstance(p, int) else {"type": "text", "text": p}
+                       for p in frames.interleaved]
+        else:
+            content = [*(self.frame_content(frames) if frames else []), {"type": "text", "text": context}]
         fields = request_fields(self.model_version, _get_max_new_tokens(gen_kwargs), gen_kwargs.get("temperature", 0),
                                 self.request_args, self.rule)
         if video:
