@@ -124,7 +124,7 @@ def test_a_run_without_the_blurring_pass_is_labelled_everywhere(tmp_path, capsys
                          "--paper-row", "Qwen3-VL-8B-Instruct", "--json")
     rep = json.loads(out)
     assert status == 0 and rep["departures"] == ["no blur"]
-    assert [p["table"] for p in rep["paper"]] == ["Table 3", "Table 14"]
+    assert [p["table"] for p in rep["paper"]] == ["Table 3", "Table 14", "Table 15", "Table 16", "Table 17"]
     assert all(p["flags"] == ["not the paper's protocol: no blur"] for p in rep["paper"])
     status, out = _score(capsys, "--benchmark", "sureon", "--data", str(data), "--predictions", str(noblur),
                          "--paper-row", "Qwen3-VL-8B-Instruct")

@@ -184,9 +184,13 @@ def _jsonl(path, rows):
 
 
 def test_sureon_score_beside_tables_15_to_17(tmp_path, capsys):
-    data = _jsonl(tmp_path / "items.jsonl", SUREON_ITEMS)  # AD, LAR, TO and an SM item
+    from test_published import _sureon_340
+
+    # AD, LAR, TO and SM items, padded to the paper's 340 questions (only the paper's data is set beside its rows)
+    data, pad, summaries = _sureon_340(tmp_path)
     visual = _jsonl(tmp_path / "visual.jsonl", [{"uid": "a1", "prediction": "B"}, {"uid": "a2", "prediction": "A"},
-                                                {"uid": "t1", "prediction": "retract > clip > cut"}])
+                                                {"uid": "t1", "prediction": "retract > clip > cut"}, *summaries,
+                                                *({"uid": it["uid"], "prediction": "B"} for it in pad)])
     assert main(["score", "--benchmark", "sureon", "--data", str(data), "--predictions", str(visual),
                  "--paper-row", "Gemini 3.1 Pro", "--mode", "visual", "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
@@ -230,7 +234,7 @@ def test_surghi_score_beside_tables_8_to_10(tmp_path, capsys):
     frames = [{"dataset": "Cholec80", "video": "c1", "frame": f, "phase": "Preparation", "step": None}
               for f in range(4)]
     ann = _jsonl(tmp_path / "ann.jsonl", frames)
-    assert main(["score", "--benchmark", "surghi", "--annotations", str(ann), "--predictions", str(ann),
+    assert main(["score", "--benchmark", "surghi", "--data", str(ann), "--predictions", str(ann),
                  "--paper-row", "SurgCLIP*(β)", "--json"]) == 0
     paper = json.loads(capsys.readouterr().out)["paper"]
     (cholec,) = [p for p in paper if p["setting"]["dataset"] == "Cholec80"]
@@ -240,11 +244,14 @@ def test_surghi_score_beside_tables_8_to_10(tmp_path, capsys):
     mipo = [{"dataset": "MIPO", "video": "m1", "frame": f, "phase": "Fixation", "step": "Distal Fixation"}
             for f in range(2)]
     ann = _jsonl(tmp_path / "mipo.jsonl", mipo)
-    assert main(["score", "--benchmark", "surghi", "--annotations", str(ann), "--predictions", str(ann),
+    assert main(["score", "--benchmark", "surghi", "--data", str(ann), "--predictions", str(ann),
                  "--paper-row", "HyperSurg (λ = 0.05)", "--json"]) == 0
-    paper = json.loads(capsys.readouterr().out)["paper"]
-    assert [(p["table"], p["setting"]["dataset"]) for p in paper] == [("Table 10", "Overall"), ("Table 10", "MIPO")]
-    assert {c["key"]: c["printed"] for c in paper[1]["columns"]} == {"phase_acc": "22.8", "step_acc": "20.0",
+    rep = json.loads(capsys.readouterr().out)
+    paper = rep["paper"]
+    # a run on MIPO alone is set beside Table 10's MIPO row, never its Overall (the mean over four datasets)
+    assert [(p["table"], p["setting"]["dataset"]) for p in paper] == [("Table 10", "MIPO")]
+    assert [(p["table"], p["setting"]["dataset"]) for p in rep["paper_refused"]] == [("Table 10", "Overall")]
+    assert {c["key"]: c["printed"] for c in paper[0]["columns"]} == {"phase_acc": "22.8", "step_acc": "20.0",
                                                                     "multi_level": "21.4"}
 
 

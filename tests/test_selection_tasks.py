@@ -90,7 +90,7 @@ def test_protocol_prints_the_selector_rows_recipe_and_lists_them_runnable(capsys
     assert shlex.split(commands[0]) == ["medhorizon-tasks", "select", "--selector", "wfs_sb", "--scorer",
                                         "open_clip:ViT-B-32/openai", "--budget", "128", "--recall", "--out",
                                         "selections/"]
-    assert commands[1].startswith("MEDHORIZON_SELECTION=selections/ lmms-eval --model MODEL")
+    assert commands[1].startswith("MEDHORIZON_SELECTION=selections/ medhorizon-tasks run --model MODEL")
     assert "--tasks medhorizon_wfs128" in commands[1] and commands[1].endswith("--output_path runs/wfs")
     assert main(["protocol", "vilamp"]) == 0
     assert "ViLAMP's own model (its feature merging) needs its repository" in capsys.readouterr().out

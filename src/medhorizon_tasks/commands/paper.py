@@ -141,7 +141,7 @@ def paper_comparisons(benchmark: str, report: dict, *, paper_row: str | None, pr
     datasets = report.get("datasets") or {}
     for dataset in ["Overall", *sorted(datasets)]:
         summary = report.get("overall") if dataset == "Overall" else datasets[dataset]
-        refused = surghi_dataset_problems(dataset, datasets, paper_datasets())
+        refused = surghi_dataset_problems(dataset, datasets, paper_datasets(), paper_datasets(overall=True))
         missing = missing_flag((summary or {}).get("n_missing", 0), unit="annotated frame")
         for row in _find(benchmark, names, explicit and dataset == "Overall", dataset=dataset):
             out.append(checked(row, run_values(report, dataset=dataset), refused, missing))
