@@ -37,17 +37,18 @@ from ...core.sampling import (
     VideoMeta,
     plan_frames,
 )
-from ...core.video.decode import VideoIndex, decode_plan
-from ...core.video.frame_cache import FrameCache, cached_decode
+from ...core.video.decode import VideoIndex
+from ...core.video.frame_cache import FrameCache
 from ...core.video.metadata import check_duration
 from ...core.video.prepared import (  # noqa: F401  (DEFAULT_MAX_SIDE: part of this protocol's settings)
     DEFAULT_MAX_SIDE,
     PreparedVideo,
-    frame_cache_from_env,
+    decode_prepared,
     video_change_signal,
     video_file,
     video_index,
 )
+from ...core.video.size import MaxSide, PixelBudget, SizeRule
 from .release import LETTERS, Item
 
 MODES = ("visual", "text", "oracle")
@@ -73,6 +74,7 @@ class FrameSetting:
     frames: int | None = None
     max_side: int | None = DEFAULT_MAX_SIDE
     strategy: str = "uniform"
+    frame_pixels: int | None = None  # a total-pixel budget per request (replaces max_side when given)
     order: str = "original"
     order_seed: int = 0
 
@@ -93,8 +95,9 @@ class FrameSetting:
     def from_kwargs(cls, kwargs: dict | None) -> "FrameSetting":
         kw = dict(kwargs or {})
         frames = kw.get("frames")
-        max_side = kw.get("max_side", DEFAULT_MAX_SIDE)
-        return cls(mode=str(kw.get("mode", "visual")), fps=float(kw.get("fps", DEFAULT_FPS)),
+        pixels = kw.get("frame_pixels")
+        max_side = None if "frame_pixels" in kw else kw.get("max_side", DEFAULT_MAX_SIDE)
+        return cls(frame_pixels=int(pixels) if pixels else None, mode=str(kw.get("mode", "visual")), fps=float(kw.get("fps", DEFAULT_FPS)),
                    cap=int(kw.get("cap", DEFAULT_CAP)), frames=int(frames) if frames else None,
                    max_side=int(max_side) if max_side else None, strategy=str(kw.get("strategy", "uniform")),
                    order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)))
@@ -110,6 +113,14 @@ class FrameSetting:
         else:
             text = f"{self.fps:g} FPS, cap {self.cap}"
         return text if self.order == "original" else f"{text}, {self.order.replace('_', ' ')}"
+
+    @property
+    def size_rule(self) -> SizeRule | None:
+        """The task's own frame size (a consumer may ask for its own: ``core.video.size.requested_size``): a
+        total-pixel budget per request, else the longer side bounded, else the source size."""
+        if self.frame_pixels:
+            return PixelBudget(self.frame_pixels)
+        return MaxSide(self.max_side) if self.max_side else None
 
     @property
     def needs_change_signal(self) -> bool:
@@ -174,10 +185,7 @@ def decode_frames(video: PreparedVideo, setting: FrameSetting, uid: str | None =
     """The planned frames of a prepared video, through the frame cache when there is one
     (``cache``, else ``$MEDHORIZON_FRAME_CACHE``): a plan decoded before, by any model or process, is
     read back instead of decoded."""
-    cache = cache if cache is not None else frame_cache_from_env()
-    if cache is None:
-        return decode_plan(video.path, video.plan, max_side=setting.max_side, uid=uid, index=video.index)
-    return cached_decode(video.path, video.plan, max_side=setting.max_side, uid=uid, index=video.index, cache=cache)
+    return decode_prepared(video, setting.size_rule, uid, cache=cache)
 
 
 def load_frames(item: Item, setting: FrameSetting, video_root: str | os.PathLike,
