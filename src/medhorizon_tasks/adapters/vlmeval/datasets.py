@@ -34,11 +34,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from vlmeval.dataset.video_base import VideoBaseDataset
-from vlmeval.smp import LMUDataRoot
+from vlmeval.smp import LMUDataRoot, get_rank_and_world_size
 
 from ...core.errors import MedHorizonError
 from ...core.safeio import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
 from ...core.text import report_json
+from ...core.video.ahead import ahead
 from .frames import FrameStore, OutcomeLog, outcome_log_path
 from .outputs import read_predictions, records_path, report_path
 from .presets import PRESETS, presets_of
@@ -86,6 +87,8 @@ class ProtocolDataset(VideoBaseDataset):
         self.store = FrameStore.from_env(Path(LMUDataRoot()) / "medhorizon_tasks" / "frames")
         self.outcome_log: OutcomeLog | None = None  # set per model by register._with_outcome_log
         self._outcomes: dict[str, str | None] = {}  # this process's, for runs that set no log
+        self._ahead = None       # the prompts of this rank's next rows, prepared ahead (see _prompt)
+        self._ahead_next = -1
 
     @classmethod
     def supported_datasets(cls):
@@ -109,9 +112,28 @@ class ProtocolDataset(VideoBaseDataset):
         atomic_write_bytes(path, buf.getvalue().encode("utf-8"))  # ranks build at once: never a half file
         return {"root": str(self.protocol.source.video_root), "data_file": str(path)}
 
+    def _prompt(self, row: int):
+        """The protocol's prompt of ``row``; the rows VLMEvalKit's loop asks for next (this rank's share:
+        every ``world_size``-th row) are decoded and written meanwhile, on worker threads
+        (:func:`~medhorizon_tasks.core.video.ahead.ahead`), while the model answers this one. Asked for another
+        row than the one expected (rows answered before are skipped), it starts again from there."""
+        if self._ahead is None or row != self._ahead_next:
+            if self._ahead is not None:
+                self._ahead.close()
+            stride = max(1, get_rank_and_world_size()[1])
+            units = self.protocol.units
+            self._stride = stride
+            self._ahead = ahead(range(row, len(units), stride), lambda j: self.protocol.prompt(units[j], self.store),
+                                nbytes=lambda _: 0)  # frames go to files: the count bounds what is held
+        done = next(self._ahead)
+        self._ahead_next = row + self._stride
+        if done.error is not None:
+            raise done.error
+        return done.value
+
     def build_prompt(self, line, video_llm=False):
         unit = self.protocol.units[_row_index(line)]
-        text, frames, error = self.protocol.prompt(unit, self.store)
+        text, frames, error = self._prompt(_row_index(line))
         if self.protocol.shows_frames:
             uid = self.protocol.uid(unit)
             if error:

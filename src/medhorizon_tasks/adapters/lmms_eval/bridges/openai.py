@@ -38,8 +38,8 @@ provider's message: the first request is sent alone, so a refused request is
 sent once, not once per item. An empty reply, or one cut at the token limit
 (``finish_reason: length``), is recorded as ``truncated``.
 
-Frames are sent at the size the task decoded them (``max_side``, 448 px by
-default). Requests run ``num_concurrent`` at a time, each request's frames
+Frames are sent at the size the task decoded them (its total-pixel budget per
+request, ``frame_pixels``), decoded ahead while earlier requests are sent. Requests run ``num_concurrent`` at a time, each request's frames
 encoded only when it is sent. Text-only requests (the text and blind tasks, an
 item whose video failed) follow the same rule; requests whose visuals are
 anything else (another package's video paths or images) go to the wrapper
@@ -65,7 +65,7 @@ from ....core.errors import MedHorizonError
 from ....core.responses import request_error_text, response_failure, truncated_text
 from ....core.retry import backoff_wait, retry_after, transient_status
 from ....core.video.planned_frames import PlannedFrames
-from .base import request_visuals
+from .base import visuals_ahead
 from .frames import planned_frames
 
 __all__ = ["OpenAICompatible", "ProviderRefused", "frame_label"]
@@ -208,8 +208,8 @@ class OpenAICompatible(_OpenAICompatible):
                         results[in_flight.pop(future)] = future.result()  # ProviderRefused stops the run here
                         bar.update(1)
 
-            for i, request in enumerate(requests):
-                visuals = request_visuals(self, request)
+            for i, visuals in visuals_ahead(self, requests):
+                request = requests[i]
                 frames = planned_frames(visuals)
                 text_only = visuals is None or (isinstance(visuals, list) and not visuals)  # [], a failed plan
                 if frames is None and not text_only:
