@@ -63,14 +63,12 @@ the index below is built once per file and kept by :mod:`.index_store`):
   array first), into the output array, turned as the display matrix says
   (a phone's portrait video is stored landscape).
 
-Memory: the output (``len(plan) x H x W x 3``), the packet index (8 bytes per
-frame, plus the demuxer's table; the index pass briefly needs 8 more), and per
-worker one decoder and at most ``_CHUNK_BYTES`` of compressed packets, whatever
-the video's length.
+Memory: the output (``len(plan) x H x W x 3``), the packet index (8 bytes per frame, plus the demuxer's
+table; the index pass briefly needs 8 more), and per worker one decoder and at most ``_CHUNK_BYTES`` of
+compressed packets, whatever the video's length.
 
 A decode error, a target past the end of the stream or one that never comes is
-reported as a :class:`~medhorizon_tasks.core.errors.VideoError` naming the item and
-path.
+reported as a :class:`~medhorizon_tasks.core.errors.VideoError` naming the item and path.
 """
 
 from __future__ import annotations
@@ -407,7 +405,7 @@ def available_cores() -> int:
 def decode_plan(path: str | os.PathLike, plan: FramePlan, *, max_side: int | None = None,
                 uid: str | None = None, expected_frames: int | None = None,
                 index: VideoIndex | None = None, workers: int | None = None,
-                size: SizeRule | tuple[int, int] | None = None) -> np.ndarray:
+                size: SizeRule | tuple[int, int] | None = None, stats: dict | None = None) -> np.ndarray:
     """The plan's frames as an ``(len(plan), H, W, 3)`` uint8 RGB array, in plan order, as displayed
     (turned by the video's display rotation).
 
@@ -416,7 +414,8 @@ def decode_plan(path: str | os.PathLike, plan: FramePlan, *, max_side: int | Non
     Frames are scaled while they are converted to RGB (one swscale pass): no array at the source size is made.
     ``expected_frames`` is the frame count the data claims; a file with fewer
     frames is reported as truncated instead of silently giving other frames.
-    ``workers``: decoder threads (default: one per available core, :func:`available_cores`).
+    ``workers``: decoder threads (default: one per available core, :func:`available_cores`). ``stats``: gets
+    ``decoded_frames``, the pictures decoded (``perf/`` compares it with the minimal count).
     """
     path = Path(path)
     container = open_video(path, uid)
@@ -445,6 +444,8 @@ def decode_plan(path: str | os.PathLike, plan: FramePlan, *, max_side: int | Non
         stream = container.streams.video[0]
         decoders = [_Decoder(stream.codec_context, rows, out, index.rotation, path, uid) for _ in range(n_workers)]
         _decode_in_threads(groups, _Demuxer(container, stream, keys, path, uid), decoders)
+        if stats is not None:
+            stats["decoded_frames"] = sum(d.decoded for d in decoders)
         return out
     finally:
         container.close()
@@ -604,7 +605,7 @@ class _Decoder:
                 setattr(self.context, name, value)
         self.context.thread_count = 1  # the workers already use the cores; FFmpeg threads would only contend
         self.skip_nonref = template.name in _SKIP_NONREF_CODECS
-        self.rows, self.out, self.path, self.uid = rows, out, path, uid
+        self.rows, self.out, self.path, self.uid, self.decoded = rows, out, path, uid, 0
         self.turns = -(rotation // 90)  # np.rot90 turns counter-clockwise
         h, w = out.shape[1:3]
         self.size = (h, w) if rotation in (90, 270) else (w, h)  # (width, height) before turning
@@ -636,6 +637,7 @@ class _Decoder:
     def _keep(self, frames, remaining: set[int]) -> None:
         w, h = self.size
         for frame in frames:
+            self.decoded += 1
             if frame.pts not in remaining:
                 continue
             remaining.discard(frame.pts)

@@ -16,12 +16,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import VideoError
 from ..file_identity import stat_key
 from ..paths import resolve_video_path
 from ..sampling import ChangeSignal, FramePlan
-import numpy as np
-
 from .ahead import decoded_once
 from .decode import VideoIndex, decode_plan, target_size
 from .frame_cache import CACHE_ENV, FrameCache, cached_decode
