@@ -72,9 +72,9 @@ class FrameSetting:
     fps: float = DEFAULT_FPS
     cap: int = DEFAULT_CAP
     frames: int | None = None
-    max_side: int | None = DEFAULT_MAX_SIDE
+    max_side: int | None = None      # the older fixed bound on the longer side (when given, and no frame_pixels)
     strategy: str = "uniform"
-    frame_pixels: int | None = None  # a total-pixel budget per request (replaces max_side when given)
+    frame_pixels: int | None = None  # a total-pixel budget per request (default: core.video.size's; 0: native)
     order: str = "original"
     order_seed: int = 0
 
@@ -96,10 +96,10 @@ class FrameSetting:
         kw = dict(kwargs or {})
         frames = kw.get("frames")
         pixels = kw.get("frame_pixels")
-        max_side = None if "frame_pixels" in kw else kw.get("max_side", DEFAULT_MAX_SIDE)
-        return cls(frame_pixels=int(pixels) if pixels else None, mode=str(kw.get("mode", "visual")), fps=float(kw.get("fps", DEFAULT_FPS)),
+        max_side = None if "frame_pixels" in kw else kw.get("max_side")
+        return cls(frame_pixels=None if pixels is None else int(pixels), mode=str(kw.get("mode", "visual")), fps=float(kw.get("fps", DEFAULT_FPS)),
                    cap=int(kw.get("cap", DEFAULT_CAP)), frames=int(frames) if frames else None,
-                   max_side=int(max_side) if max_side else None, strategy=str(kw.get("strategy", "uniform")),
+                   max_side=None if max_side is None else int(max_side), strategy=str(kw.get("strategy", "uniform")),
                    order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)))
 
     def describe(self) -> str:
@@ -116,11 +116,13 @@ class FrameSetting:
 
     @property
     def size_rule(self) -> SizeRule | None:
-        """The task's own frame size (a consumer may ask for its own: ``core.video.size.requested_size``): a
-        total-pixel budget per request, else the longer side bounded, else the source size."""
-        if self.frame_pixels:
-            return PixelBudget(self.frame_pixels)
-        return MaxSide(self.max_side) if self.max_side else None
+        """The task's own frame size (a consumer may ask for its own: ``core.video.size.requested_size``): its
+        total-pixel budget per request, else its bound on the longer side, else the default pixel budget."""
+        if self.frame_pixels is not None:  # 0: the source size
+            return PixelBudget(self.frame_pixels) if self.frame_pixels > 0 else None
+        if self.max_side is not None:      # 0: the source size
+            return MaxSide(self.max_side) if self.max_side > 0 else None
+        return PixelBudget()
 
     @property
     def needs_change_signal(self) -> bool:
