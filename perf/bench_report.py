@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+
 def describe(video: Path, index) -> str:
     seconds = round(index.meta().duration_s)
     return (f"{video.name}: {seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}, "

@@ -144,3 +144,28 @@ def test_qwen_and_internvl_bridges_ask_for_their_processors_size():
     tiles = SimpleNamespace(config=SimpleNamespace(force_image_size=448))
     internvl.InternVL3._set_tiles(tiles, 1)
     assert tiles.frame_size_rule.size(64, *HD) == (448, 448)
+
+
+def test_sureon_blurs_the_full_resolution_frame_then_scales(hd_video, monkeypatch):
+    """Text and face detection see every pixel the recording has (issue 27 item 4); the model gets its size."""
+    from medhorizon_tasks.benchmarks.sureon import protocol as sureon
+
+    seen = []
+
+    class Spy:
+        def describe(self):
+            return "blur(spy)"
+
+        def apply(self, frames):
+            seen.append(frames.shape)
+            return frames.copy()
+
+    monkeypatch.setattr(sureon, "BLUR", Spy())
+    index = video_index(hd_video)
+    plan = FramePlan((0, 10, 20, 30), (0.0, 0.4, 0.8, 1.2), "clip", redaction="blur(spy)")
+    video = PreparedVideo(hd_video, index, plan, 2.8)
+    with requested_size(QwenVideo(28)):
+        frames = sureon.decode_frames(video, "s1")
+    w, h = _official_qwen(4, 28, *HD)
+    assert seen == [(4, HD[1], HD[0], 3)], "the detectors got the full-resolution frames"
+    assert frames.shape == (4, h, w, 3), "the model gets its own size"
