@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,16 @@ class ProtocolDataset(VideoBaseDataset):
         self._outcomes: dict[str, str | None] = {}  # this process's, for runs that set no log
         self._ahead = None       # the prompts of this rank's next rows, prepared ahead (see _prompt)
         self._ahead_next = -1
+        self._ahead_lock = threading.Lock()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)  # a process pool gets the dataset without the look-ahead (threads, a generator)
+        state.update(_ahead=None, _ahead_next=-1, _ahead_lock=None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._ahead_lock = threading.Lock()
 
     @classmethod
     def supported_datasets(cls):
@@ -116,7 +127,17 @@ class ProtocolDataset(VideoBaseDataset):
         """The protocol's prompt of ``row``; the rows VLMEvalKit's loop asks for next (this rank's share:
         every ``world_size``-th row) are decoded and written meanwhile, on worker threads
         (:func:`~medhorizon_tasks.core.video.ahead.ahead`), while the model answers this one. Asked for another
-        row than the one expected (rows answered before are skipped), it starts again from there."""
+        row than the one expected (rows answered before are skipped), it starts again from there. Called from
+        several threads at once (VLMEvalKit builds an API model's prompts in a thread pool), the others build
+        their prompt directly."""
+        if not self._ahead_lock.acquire(blocking=False):
+            return self.protocol.prompt(self.protocol.units[row], self.store)
+        try:
+            return self._prompt_ahead(row)
+        finally:
+            self._ahead_lock.release()
+
+    def _prompt_ahead(self, row: int):
         if self._ahead is None or row != self._ahead_next:
             if self._ahead is not None:
                 self._ahead.close()
