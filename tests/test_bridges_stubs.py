@@ -113,8 +113,13 @@ def test_internvl_gets_frame_prefixed_video_with_one_tile_a_frame(name, internvl
     assert gen0 == {"num_beams": 1, "max_new_tokens": 1, "do_sample": False}
     from lmms_eval.models.simple.internvl3 import build_transform
 
-    expected = build_transform(448)(Image.fromarray(frames[0]).resize((448, 448))).to(torch.bfloat16)
-    assert torch.equal(pv0[0], expected), "the first tile is the first planned frame"
+    from medhorizon_tasks.core.video.size import InternVLTiles, requested_size
+
+    with requested_size(InternVLTiles(448, 1)):  # the bridge asks the decoder for its tile's size
+        _, tile_frames = _plan(docs, 0, VISUAL)
+    assert tile_frames.shape[1:3] == (448, 448)
+    expected = build_transform(448)(Image.fromarray(tile_frames[0])).to(torch.bfloat16)
+    assert torch.equal(pv0[0], expected), "the first tile is the first planned frame, decoded at the tile's size"
     (pv_text, q_text, _), _ = chats[2]
     assert pv_text is None and q_text == requests[1].args[0], "no planned frames: the wrapper's own path"
     assert answers == ["first", "B", "third"]

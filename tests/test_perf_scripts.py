@@ -55,6 +55,18 @@ def test_zeroshot_speed_counts_one_decode_and_one_encode_per_distinct_frame():
     assert re.search(r"^same labels: (\d+) of \1$", out, re.M), out
 
 
+def test_pipeline_speed_reports_the_overlap_and_one_decode_per_plan(tmp_path):
+    out = _script("pipeline_speed.py", "--quick", "--size", "128x72", "--seconds", "12", "--delay", "0.02",
+                  "--directory", str(tmp_path))
+    for name in ("one process", "two processes"):
+        assert re.search(rf"^{name}: 12 requests over 3 plans; model [\d.]+ s, decode [\d.]+ s, wall [\d.]+ s$",
+                         out, re.M), out
+    assert len(re.findall(r"^  wall / max\(model, decode\): \d+\.\d\dx \((met|over 1.1x by .*)\); "
+                          r"wall / serial sum: \d+\.\d\dx$", out, re.M)) == 2, out
+    # several questions per video, one decode per distinct plan, in either process layout
+    assert re.findall(r"^  decodes per distinct plan: (\d+\.\d\d)$", out, re.M) == ["1.00", "1.00"], out
+
+
 def test_blur_speed_reports_each_detector_and_the_pass():
     out = _script("blur_speed.py", "--quick")
     for row in ("text", "faces", "pass", "rapidocr_default", "decode"):

@@ -2,7 +2,8 @@
 
 A 16-frame clip around every 1 FPS annotation repeats each frame 16 times; so here every distinct frame
 of a video is decoded once (the package's frame-exact decoder, a bounded block of frames at a time)
-and, for an image encoder, encoded once: its similarities to every prompt are kept, and each evaluated
+and, for an image encoder, encoded once (the next block decoding on a worker thread while this one is
+encoded: :func:`~medhorizon_tasks.core.video.ahead.ahead`): its similarities to every prompt are kept, and each evaluated
 frame averages those of its clip's slots. A video encoder gets each distinct clip once. Text
 embeddings are computed once per dataset (:func:`embed_texts`). The protocol's rules themselves are
 :mod:`medhorizon_tasks.benchmarks.surghi.zeroshot`'s functions.
@@ -29,6 +30,7 @@ from ..benchmarks.surghi.zeroshot import (
     window_mean,
 )
 from ..core.sampling import FramePlan
+from ..core.video.ahead import ahead
 from ..core.video.decode import decode_plan
 from ..core.video.metadata import check_time_inside
 from ..core.video.prepared import video_index
@@ -162,9 +164,13 @@ class Labeller:
         scores = np.empty((len(distinct), text.embeddings.shape[0]))
         order = sorted(range(len(plans)), key=lambda i: max(plans[i]))
         nxt = 0
-        for block in _batches(len(distinct), self.block_frames):
+        blocks = list(_batches(len(distinct), self.block_frames))
+        # block k+1 decodes on a worker thread while block k is encoded (one block ahead: two in memory)
+        for done_block in ahead(blocks, lambda block: decode(distinct[block]), depth=1):
+            if done_block.error is not None:
+                raise done_block.error
+            block, frames = done_block.item, done_block.value
             chunk = distinct[block]
-            frames = decode(chunk)
             for b in _batches(len(chunk), self.batch_size):
                 emb = self.encoder.encode_images(frames[b])
                 stats.encoded_frames += b.stop - b.start
@@ -189,12 +195,25 @@ class Labeller:
             current.append(i)
             frames_in |= set(plans[i])
         blocks.append(current)
+        # the frames each block decodes (those not kept from the blocks before), known in advance: the next
+        # block's decode on a worker thread while this block's clips are encoded
+        needs, held = [], set()
+        for n, block in enumerate(blocks):
+            frames_of = set().union(*(plans[i] for i in block))
+            needs.append(sorted(frames_of - held))
+            held |= frames_of
+            if n + 1 < len(blocks):
+                first = min(min(plans[i]) for i in blocks[n + 1])
+                held = {f for f in held if f >= first}
+        decoded = ahead(needs, lambda needed: decode(needed) if needed else None, depth=1)
         kept: dict[int, np.ndarray] = {}
         clip_scores: dict[tuple, np.ndarray] = {}
-        for n, block in enumerate(blocks):
-            needed = sorted(set().union(*(plans[i] for i in block)) - kept.keys())
+        for n, (block, got_frames) in enumerate(zip(blocks, decoded)):
+            if got_frames.error is not None:
+                raise got_frames.error
+            needed = got_frames.item
             if needed:
-                kept.update(zip(needed, decode(needed)))
+                kept.update(zip(needed, got_frames.value))
             todo = list(dict.fromkeys(tuple(plans[i]) for i in block if tuple(plans[i]) not in clip_scores))
             for b in _batches(len(todo), self.batch_size):
                 batch = np.stack([np.stack([kept[f] for f in clip]) for clip in todo[b]])

@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from ...data.synthetic import probes
 from ...data.synthetic.probes import image_digest
+from .bridges.base import visuals_ahead
 
 
 def manifests() -> list[ModelManifest]:
@@ -50,9 +51,10 @@ class _Probe(lmms):
 
     def generate_until(self, requests) -> list[str]:
         out = []
-        for req in tqdm(requests, disable=self.rank != 0, desc=f"{type(self).__name__}"):
-            context, gen_kwargs, doc_to_visual, doc_id, task, split = req.args[:6]
-            visuals = doc_to_visual(self.task_dict[task][split][doc_id]) if doc_to_visual else []
+        # as the bridges: the next requests' frames decode while this one is answered
+        for i, visuals in tqdm(visuals_ahead(self, requests), total=len(requests), disable=self.rank != 0,
+                               desc=f"{type(self).__name__}"):
+            context, gen_kwargs, _, doc_id, task, _ = requests[i].args[:6]
             visuals = [v for v in (visuals or []) if v is not None]
             text = self.answer(visuals, context)
             if self.delay_s:

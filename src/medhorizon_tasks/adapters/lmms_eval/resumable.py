@@ -54,7 +54,10 @@ from loguru import logger
 
 from ...core.journal import TRANSPORT_ARGS, Journal, request_key, run_identity
 from ...core.responses import REFUSED, response_failure
+from ...core.video.ahead import DEFAULT_AHEAD_BYTES, DEFAULT_AHEAD_DEPTH, ahead, result_bytes, run_plans
+from ...core.video.size import requested_size
 from ...core.video.status import OUTCOMES
+from .bridges.base import request_visuals
 
 
 def _task_fingerprint(request) -> str:
@@ -138,8 +141,11 @@ class ResumableModel(lmms):
             logger.warning(f"[medhorizon_resume] {self.journal_path}: {stale} journaled response(s) are asked "
                            f"again: a video they were given has changed, or appeared, since they were journaled")
         failed: dict[str, object] = {}  # this run's failed responses: returned, never journaled
+        prefetch = self._ahead(method, [requests[i] for i in todo])
         for start in range(0, len(todo), self.chunk):
             batch = todo[start:start + self.chunk]
+            for _ in batch:  # this chunk's frames are decoded (the inner model's doc_to_visual finds them decoded)
+                next(prefetch, None)  # and the next chunks' decode while the inner model answers this one
             mark = OUTCOMES.mark()
             responses = getattr(self.inner, method)([requests[i] for i in batch])
             video = OUTCOMES.since(mark)
@@ -159,6 +165,22 @@ class ResumableModel(lmms):
         """Whether a journaled response stands: an answer, or a refusal unless ``retry_refused``."""
         status = _status(response)
         return status is None or (status == REFUSED and not self.retry_refused)
+
+    def _ahead(self, method: str, requests):
+        """The requests' frames decoded ahead, in order, while the inner model answers the earlier chunks
+        (:func:`~medhorizon_tasks.adapters.lmms_eval.bridges.base.visuals_ahead`, at the inner model's
+        ``frame_size_rule`` when it has one): each plan lands in the run's store of decoded plans, where the
+        inner model's own ``doc_to_visual`` call finds it. Errors are the inner model's call's to report."""
+        if method != "generate_until":
+            return iter(())
+        rule = getattr(self.inner, "frame_size_rule", None)
+
+        def work(request) -> int:  # the frames' bytes (the images are dropped; the store keeps the decoded plan)
+            with requested_size(rule):
+                return result_bytes(request_visuals(self, request))
+
+        return ahead(requests, work, nbytes=int, depth=max(self.chunk, DEFAULT_AHEAD_DEPTH),
+                     budget_bytes=min(DEFAULT_AHEAD_BYTES, run_plans().budget_bytes))
 
     def generate_until(self, requests) -> list:
         return self._run("generate_until", requests)

@@ -30,6 +30,7 @@ from ...core.errors import MedHorizonError, VideoError
 from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl
 from ...core.video.planned_frames import PlannedFrames
+from ...core.video.size import PixelBudget
 from ...core.video.status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
@@ -86,7 +87,9 @@ def _key(item, doc, kwargs) -> str:
 def _decode(item, doc, kwargs):
     def decode():
         video = prepare(item, doc["video_root"], blur=_blur(kwargs))
-        return video.plan, decode_frames(video, item.uid), video.duration_s
+        pixels = (kwargs or {}).get("frame_pixels")  # the task's total-pixel budget per request (a bridge may ask
+        rule = PixelBudget(int(pixels)) if pixels else None  # for its processor's size instead)
+        return video.plan, decode_frames(video, item.uid, rule=rule), video.duration_s
     return decode
 
 

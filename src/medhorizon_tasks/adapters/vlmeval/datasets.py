@@ -30,16 +30,18 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import threading
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from vlmeval.dataset.video_base import VideoBaseDataset
-from vlmeval.smp import LMUDataRoot
+from vlmeval.smp import LMUDataRoot, get_rank_and_world_size
 
 from ...core.errors import MedHorizonError
 from ...core.safeio import atomic_write_bytes, atomic_write_jsonl, atomic_write_text
 from ...core.text import report_json
+from ...core.video.ahead import ahead
 from .frames import FrameStore, OutcomeLog, outcome_log_path
 from .outputs import read_predictions, records_path, report_path
 from .presets import PRESETS, presets_of
@@ -87,6 +89,18 @@ class ProtocolDataset(VideoBaseDataset):
         self.store = FrameStore.from_env(Path(LMUDataRoot()) / "medhorizon_tasks" / "frames")
         self.outcome_log: OutcomeLog | None = None  # set per model by register._with_outcome_log
         self._outcomes: dict[str, str | None] = {}  # this process's, for runs that set no log
+        self._ahead = None       # the prompts of this rank's next rows, prepared ahead (see _prompt)
+        self._ahead_next = -1
+        self._ahead_lock = threading.Lock()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)  # a process pool gets the dataset without the look-ahead (threads, a generator)
+        state.update(_ahead=None, _ahead_next=-1, _ahead_lock=None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._ahead_lock = threading.Lock()
 
     @classmethod
     def supported_datasets(cls):
@@ -110,9 +124,38 @@ class ProtocolDataset(VideoBaseDataset):
         atomic_write_bytes(path, buf.getvalue().encode("utf-8"))  # ranks build at once: never a half file
         return {"root": str(self.protocol.source.video_root), "data_file": str(path)}
 
+    def _prompt(self, row: int):
+        """The protocol's prompt of ``row``; the rows VLMEvalKit's loop asks for next (this rank's share:
+        every ``world_size``-th row) are decoded and written meanwhile, on worker threads
+        (:func:`~medhorizon_tasks.core.video.ahead.ahead`), while the model answers this one. Asked for another
+        row than the one expected (rows answered before are skipped), it starts again from there. Called from
+        several threads at once (VLMEvalKit builds an API model's prompts in a thread pool), the others build
+        their prompt directly."""
+        if not self._ahead_lock.acquire(blocking=False):
+            return self.protocol.prompt(self.protocol.units[row], self.store)
+        try:
+            return self._prompt_ahead(row)
+        finally:
+            self._ahead_lock.release()
+
+    def _prompt_ahead(self, row: int):
+        if self._ahead is None or row != self._ahead_next:
+            if self._ahead is not None:
+                self._ahead.close()
+            stride = max(1, get_rank_and_world_size()[1])
+            units = self.protocol.units
+            self._stride = stride
+            self._ahead = ahead(range(row, len(units), stride), lambda j: self.protocol.prompt(units[j], self.store),
+                                nbytes=lambda _: 0)  # frames go to files: the count bounds what is held
+        done = next(self._ahead)
+        self._ahead_next = row + self._stride
+        if done.error is not None:
+            raise done.error
+        return done.value
+
     def build_prompt(self, line, video_llm=False):
         unit = self.protocol.units[_row_index(line)]
-        text, frames, error = self.protocol.prompt(unit, self.store)
+        text, frames, error = self._prompt(_row_index(line))
         if self.protocol.shows_frames:
             uid = self.protocol.uid(unit)
             if error:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ...benchmarks.medhorizon.diagnostics import MAX_SIDE, generated_variants
+from ...benchmarks.medhorizon.diagnostics import FRAME_PIXELS, generated_variants
 
 __all__ = ["Preset", "PRESETS", "CAPS", "preset", "presets_of"]
 
@@ -43,13 +43,13 @@ class Preset:
 
 
 def _medhorizon() -> list[Preset]:
-    visual = {"mode": "visual", "fps": 1, "max_side": MAX_SIDE}
+    visual = {"mode": "visual", "fps": 1, "frame_pixels": FRAME_PIXELS}
     rows: list[tuple[str, dict, str | None, str | None]] = []  # suffix, kwargs, lmms twin, synthetic twin
     for cap in CAPS:
         twin = "medhorizon" if cap == 64 else f"medhorizon_cap{cap}"
         rows.append((f"cap{cap}", {**visual, "cap": cap}, twin, "medhorizon_synthetic" if cap == 64 else None))
     rows.append(("text", {"mode": "text"}, "medhorizon_text", "medhorizon_synthetic_text"))
-    rows.append(("oracle", {"mode": "oracle", "fps": 1, "cap": 64, "max_side": MAX_SIDE}, "medhorizon_oracle",
+    rows.append(("oracle", {"mode": "oracle", "fps": 1, "cap": 64, "frame_pixels": FRAME_PIXELS}, "medhorizon_oracle",
                  "medhorizon_synthetic_oracle"))
     for v in generated_variants():
         rows.append((v.suffix, dict(v.kwargs), v.task(False), v.task(True)))

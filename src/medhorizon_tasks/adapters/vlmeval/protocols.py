@@ -39,6 +39,8 @@ from ...benchmarks.surghi.scoring import frame_record as surghi_record
 from ...benchmarks.surghi.scoring import records_report as surghi_report
 from ...core.errors import VideoError
 from ...core.responses import REFUSED, REQUEST_ERROR, TRUNCATED
+from ...core.video.prepared import frame_size
+from ...core.video.size import PixelBudget
 from .frames import FrameStore
 from .outputs import records_path
 from .presets import Preset
@@ -140,7 +142,7 @@ class MedHorizonProtocol(Protocol):
         except VideoError as exc:
             return medhorizon_protocol.build_prompt(item), [], str(exc)
         text = medhorizon_protocol.build_prompt(item, video.plan, video.duration_s, times=setting.shows_times)
-        files, error = self._frames(store, video, setting.max_side,
+        files, error = self._frames(store, video, frame_size(video, setting.size_rule),
                                     lambda: medhorizon_protocol.decode_frames(video, setting, item.uid))
         return text, files, error
 
@@ -189,7 +191,7 @@ class SureonProtocol(Protocol):
             video = sureon_protocol.prepare(item, self.source.video_root, blur=self.blur)
         except VideoError as exc:
             return sureon_protocol.build_prompt(item), [], str(exc)
-        files, error = self._frames(store, video, sureon_protocol.DEFAULT_MAX_SIDE,
+        files, error = self._frames(store, video, frame_size(video, PixelBudget()),
                                     lambda: sureon_protocol.decode_frames(video, item.uid))
         self._parts[item.uid] = sureon_protocol.prompt_parts(item, video.plan)
         return sureon_protocol.build_prompt(item, video.plan), files, error
@@ -288,7 +290,7 @@ class SurgHiBenchProtocol(Protocol):
             video = surghi_protocol.prepare(row, self.source.video_root, **self.window)
         except VideoError as exc:
             return surghi_protocol.build_prompt(row, hierarchy), [], str(exc)
-        files, error = self._frames(store, video, medhorizon_protocol.DEFAULT_MAX_SIDE,
+        files, error = self._frames(store, video, frame_size(video, PixelBudget()),
                                     lambda: surghi_protocol.decode_frames(video, row.uid))
         return surghi_protocol.build_prompt(row, hierarchy, video.plan), files, error
 

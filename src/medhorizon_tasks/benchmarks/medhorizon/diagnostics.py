@@ -27,13 +27,17 @@ import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...core.video.size import DEFAULT_FRAME_PIXELS
+
 BUDGETS = (4, 8, 16, 32, 64, 128, 256, 512)
 ORDER_BUDGET = 256
 ORDER_KINDS = ("original", "reverse", "block_shuffle", "local_shuffle")
 ORDER_SEED = 0
 SAMPLING_BUDGETS = (32, 64)
 STRATEGIES = ("uniform", "frame_change", "hybrid")
-MAX_SIDE = 448
+# frames at the size their consumer asks for (a bridge: its processor's own); a generic wrapper gets the source
+# size within this total-pixel budget per request (core.video.size.DEFAULT_FRAME_PIXELS)
+FRAME_PIXELS = DEFAULT_FRAME_PIXELS
 SELECTION_BUDGET = 128  # Table 7: "128 selected frames"
 
 
@@ -51,7 +55,7 @@ class Variant:
 
 
 def _visual(**kw) -> dict:
-    return {"mode": "visual", "fps": 1, "max_side": MAX_SIDE, **kw}
+    return {"mode": "visual", "fps": 1, "frame_pixels": FRAME_PIXELS, **kw}
 
 
 DIAGNOSTICS: dict[str, tuple[Variant, ...]] = {
@@ -60,7 +64,7 @@ DIAGNOSTICS: dict[str, tuple[Variant, ...]] = {
         Variant("text", {"mode": "text"}, "Random", "random", "random", model="medhorizon_random"),
         Variant("text", {"mode": "text"}, "Text", "text", "text"),
         Variant("frames64", _visual(frames=64), "Uniform", "uniform", "uniform"),
-        Variant("oracle", {"mode": "oracle", "fps": 1, "cap": 64, "max_side": MAX_SIDE}, "GT-images", "oracle",
+        Variant("oracle", {"mode": "oracle", "fps": 1, "cap": 64, "frame_pixels": FRAME_PIXELS}, "GT-images", "oracle",
                 "oracle"),
     ),
     "order": tuple(Variant(f"order_{k}", _visual(frames=ORDER_BUDGET, order=k, order_seed=ORDER_SEED,

@@ -62,7 +62,7 @@ QWEN3_VL_THINKING_BUDGET = 40_960  # Qwen3-VL-*-Thinking model cards, VL generat
 
 _QWEN25_PIXELS = "video: 128..768 tokens of 28x28 px per frame, 115,200 tokens per video (qwen-vl-utils)"
 _QWEN3_PIXELS = "video: 128..768 tokens of 32x32 px per frame, 115,200 tokens per video (qwen-vl-utils)"
-_API_PIXELS = "frames at the task's max_side (448 px), JPEG q90; the provider's own image scaling"
+_API_PIXELS = "frames within the task's pixel budget per request (frame_pixels), JPEG q90; the provider's own image scaling"
 _LLAVA_PIXELS = "the model's image processor (384x384 per frame)"
 _CLIP_B32 = "open_clip:ViT-B-32/openai"
 _OPENAI_COMPAT = "OpenAI-compatible chat API (frames as images, each after its <t seconds> label)"

@@ -40,17 +40,18 @@ from ...core.sampling import (
     VideoMeta,
     plan_frames,
 )
-from ...core.video.decode import VideoIndex, decode_plan
-from ...core.video.frame_cache import FrameCache, cached_decode
+from ...core.video.decode import VideoIndex
+from ...core.video.frame_cache import FrameCache
 from ...core.video.metadata import check_duration
 from ...core.video.prepared import (  # noqa: F401  (DEFAULT_MAX_SIDE: part of this protocol's settings)
     DEFAULT_MAX_SIDE,
     PreparedVideo,
-    frame_cache_from_env,
+    decode_prepared,
     video_change_signal,
     video_file,
     video_index,
 )
+from ...core.video.size import MaxSide, PixelBudget, SizeRule
 from .release import LETTERS, Item
 from .release_check import evidence_seconds, oracle_policy  # noqa: F401  (evidence_seconds: re-exported)
 from .selection import selected_policy
@@ -90,8 +91,9 @@ class FrameSetting:
     fps: float = DEFAULT_FPS
     cap: int = DEFAULT_CAP
     frames: int | None = None
-    max_side: int | None = DEFAULT_MAX_SIDE
+    max_side: int | None = None      # the older fixed bound on the longer side (when given, and no frame_pixels)
     strategy: str = "uniform"
+    frame_pixels: int | None = None  # a total-pixel budget per request (default: core.video.size's; 0: native)
     order: str = "original"
     order_seed: int = 0
     selector: str = ""   # strategy "selected": aks, wfs_sb, vilamp... (the selection file's name)
@@ -121,10 +123,11 @@ class FrameSetting:
     def from_kwargs(cls, kwargs: dict | None) -> "FrameSetting":
         kw = dict(kwargs or {})
         frames = kw.get("frames")
-        max_side = kw.get("max_side", DEFAULT_MAX_SIDE)
-        return cls(mode=str(kw.get("mode", "visual")), fps=float(kw.get("fps", DEFAULT_FPS)),
-                   cap=int(kw.get("cap", DEFAULT_CAP)), frames=int(frames) if frames else None,
-                   max_side=int(max_side) if max_side else None, strategy=str(kw.get("strategy", "uniform")),
+        pixels = kw.get("frame_pixels")
+        max_side = None if "frame_pixels" in kw else kw.get("max_side")
+        return cls(frame_pixels=None if pixels is None else int(pixels), mode=str(kw.get("mode", "visual")),
+                   fps=float(kw.get("fps", DEFAULT_FPS)), cap=int(kw.get("cap", DEFAULT_CAP)), frames=int(frames) if frames else None,
+                   max_side=None if max_side is None else int(max_side), strategy=str(kw.get("strategy", "uniform")),
                    order=str(kw.get("order", "original")), order_seed=int(kw.get("order_seed", 0)),
                    selector=str(kw.get("selector", "")),
                    order_study=_flag(kw.get("order_study", False)))
@@ -146,6 +149,15 @@ class FrameSetting:
     def shows_times(self) -> bool:
         """Whether the frames' real times may be told to the model (prompt, or a bridge's time labels)."""
         return not self.order_study
+
+    def size_rule(self) -> SizeRule | None:
+        """The task's own frame size (a consumer may ask for its own: ``core.video.size.requested_size``): its
+        total-pixel budget per request, else its bound on the longer side, else the default pixel budget."""
+        if self.frame_pixels is not None:  # 0: the source size
+            return PixelBudget(self.frame_pixels) if self.frame_pixels > 0 else None
+        if self.max_side is not None:      # 0: the source size
+            return MaxSide(self.max_side) if self.max_side > 0 else None
+        return PixelBudget()
 
     @property
     def needs_change_signal(self) -> bool:
@@ -218,10 +230,7 @@ def decode_frames(video: PreparedVideo, setting: FrameSetting, uid: str | None =
     """The planned frames of a prepared video, through the frame cache when there is one
     (``cache``, else ``$MEDHORIZON_FRAME_CACHE``): a plan decoded before, by any model or process, is
     read back instead of decoded."""
-    cache = cache if cache is not None else frame_cache_from_env()
-    if cache is None:
-        return decode_plan(video.path, video.plan, max_side=setting.max_side, uid=uid, index=video.index)
-    return cached_decode(video.path, video.plan, max_side=setting.max_side, uid=uid, index=video.index, cache=cache)
+    return decode_prepared(video, setting.size_rule, uid, cache=cache)
 
 
 def load_frames(item: Item, setting: FrameSetting, video_root: str | os.PathLike,

@@ -26,17 +26,18 @@ import numpy as np
 
 from ...core.errors import MedHorizonError, VideoError
 from ...core.sampling import Clip, FramePlan, plan_frames
-from ...core.video.decode import decode_plan
-from ...core.video.frame_cache import cached_decode
 from ...core.video.metadata import check_time_inside
 from ...core.video.prepared import (
     DEFAULT_MAX_SIDE,
     PreparedVideo,
-    frame_cache_from_env,
+    decode_prepared,
+    frame_size,
+    scale_frames,
     video_file,
     video_index,
 )
-from ...core.video.redact import Redaction, apply_plan_redaction, blur_unavailable
+from ...core.video.redact import Redaction, blur_unavailable
+from ...core.video.size import MaxSide, PixelBudget, SizeRule
 from .items import LETTERS, SureonItem
 
 MODES = ("visual", "blind")
@@ -105,20 +106,22 @@ def prepare(item: SureonItem, video_root: str | os.PathLike, *, blur: bool = Tru
     return PreparedVideo(path, index, plan, duration)
 
 
-def decode_frames(video: PreparedVideo, uid: str, max_side: int | None = DEFAULT_MAX_SIDE) -> np.ndarray:
-    """The planned frames as the model sees them: decoded, then blurred when the plan says so; through the
-    frame cache when ``$MEDHORIZON_FRAME_CACHE`` is set (a hit runs neither the decoder nor the detectors)."""
-    redaction = BLUR if video.plan.redaction else None
-    cache = frame_cache_from_env()
-    if cache is not None:
-        return cached_decode(video.path, video.plan, max_side=max_side, uid=uid, index=video.index, cache=cache,
-                             redaction=redaction)
-    frames = decode_plan(video.path, video.plan, max_side=max_side, uid=uid, index=video.index)
-    return apply_plan_redaction(frames, video.plan, redaction)
+def decode_frames(video: PreparedVideo, uid: str, max_side: int | None = None, *,
+                  rule: SizeRule | None = None) -> np.ndarray:
+    """The planned frames as the model sees them, at the consumer's size (``core.video.size.requested_size``),
+    else ``rule``, else ``max_side``, else the default total-pixel budget per request; decoded once per run,
+    through the frame cache when ``$MEDHORIZON_FRAME_CACHE`` is set (a hit runs neither the decoder nor the
+    detectors). A blurred plan is decoded and blurred at the video's full resolution (text and face detection see
+    every pixel the recording has, Sureon appendix D.1) and scaled to the model's size afterwards."""
+    task_rule = rule or (MaxSide(max_side) if max_side else PixelBudget())
+    if not video.plan.redaction:
+        return decode_prepared(video, task_rule, uid)
+    full = decode_prepared(video, None, uid, redaction=BLUR, size=video.index.display_size)
+    return scale_frames(full, frame_size(video, task_rule))
 
 
 def load_frames(item: SureonItem, video_root: str | os.PathLike,
-                max_side: int | None = DEFAULT_MAX_SIDE, *, blur: bool = True) -> tuple[FramePlan, np.ndarray]:
+                max_side: int | None = None, *, blur: bool = True) -> tuple[FramePlan, np.ndarray]:
     """The clip's frames; VideoError (naming item and path) for a missing, unreadable or mismatched video."""
     video = prepare(item, video_root, blur=blur)
     return video.plan, decode_frames(video, item.uid, max_side)

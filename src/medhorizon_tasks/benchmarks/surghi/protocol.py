@@ -25,9 +25,9 @@ from ...core.errors import VideoError
 from ...core.extract import strip_reasoning
 from ...core.paths import resolve_video_path
 from ...core.sampling import FramePlan, Window, plan_frames
-from ...core.video.decode import decode_plan
 from ...core.video.metadata import check_time_inside
-from ...core.video.prepared import DEFAULT_MAX_SIDE, PreparedVideo, video_index
+from ...core.video.prepared import DEFAULT_MAX_SIDE, PreparedVideo, decode_prepared, video_index
+from ...core.video.size import MaxSide, PixelBudget
 from .frames import FrameRow
 from .hierarchy import Hierarchy, normalize
 
@@ -68,12 +68,14 @@ def window_plan(row: FrameRow, video_root: str | os.PathLike, *, half_width_s: f
     return video.path, video.index, video.plan
 
 
-def decode_frames(video: PreparedVideo, uid: str, max_side: int | None = DEFAULT_MAX_SIDE) -> np.ndarray:
-    return decode_plan(video.path, video.plan, max_side=max_side, uid=uid, index=video.index)
+def decode_frames(video: PreparedVideo, uid: str, max_side: int | None = None) -> np.ndarray:
+    """The window's frames at the consumer's size (``core.video.size.requested_size``), else ``max_side``, else
+    the default total-pixel budget per request; decoded once per run."""
+    return decode_prepared(video, MaxSide(max_side) if max_side else PixelBudget(), uid)
 
 
 def load_frames(row: FrameRow, video_root: str | os.PathLike, *, half_width_s: float = DEFAULT_HALF_WIDTH_S,
-                fps: float = DEFAULT_FPS, max_side: int | None = DEFAULT_MAX_SIDE) -> tuple[FramePlan, np.ndarray]:
+                fps: float = DEFAULT_FPS, max_side: int | None = None) -> tuple[FramePlan, np.ndarray]:
     """The window's frames; VideoError (naming the row and path) when the video is missing or unreadable."""
     video = prepare(row, video_root, half_width_s=half_width_s, fps=fps)
     return video.plan, decode_frames(video, row.uid, max_side)

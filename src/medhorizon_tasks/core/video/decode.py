@@ -47,27 +47,28 @@ the index below is built once per file and kept by :mod:`.index_store`):
   a picture with ``nal_ref_idc == 0`` is never used to predict another one, so
   dropping it leaves every other picture bit-identical. With 3 B-frames per
   P-frame this saved ~40% of the decoding time on the benchmark video.
-* One demuxer feeds ``workers`` decoder threads (one per core by default),
+* One demuxer feeds ``workers`` decoder threads (one per available core by
+  default: ``os.sched_getaffinity``),
   each with its own single-threaded decoder: a thread takes the next group's
   packets from the demuxer (under a lock), decodes them, and comes back for
-  more, so both cores stay busy even when one of them is slowed down by other
+  more, so every core stays busy even when one of them is slowed down by other
   work. PyAV releases the GIL while reading and decoding. One demuxer rather
   than one per worker because FFmpeg's demuxer holds a table of every sample
   (~40-70 bytes per frame, about 100 MB for 20 hours at 25 fps): one per
   worker would make memory grow with the video's length. A group with more
   than ``_CHUNK_BYTES`` of packets (rare keyframes) is decoded while it is
   read, its thread keeping the demuxer meanwhile, rather than collected first.
-* Only targets are converted to RGB, straight into the output array, turned
-  as the display matrix says (a phone's portrait video is stored landscape).
+* Only targets are converted to RGB, scaled to the output size in the same
+  swscale pass (the consumer's size, :mod:`.size`: never a source-sized RGB
+  array first), into the output array, turned as the display matrix says
+  (a phone's portrait video is stored landscape).
 
-Memory: the output (``len(plan) x H x W x 3``), the packet index (8 bytes per
-frame, plus the demuxer's table; the index pass briefly needs 8 more), and per
-worker one decoder and at most ``_CHUNK_BYTES`` of compressed packets, whatever
-the video's length.
+Memory: the output (``len(plan) x H x W x 3``), the packet index (8 bytes per frame, plus the demuxer's
+table; the index pass briefly needs 8 more), and per worker one decoder and at most ``_CHUNK_BYTES`` of
+compressed packets, whatever the video's length.
 
 A decode error, a target past the end of the stream or one that never comes is
-reported as a :class:`~medhorizon_tasks.core.errors.VideoError` naming the item and
-path.
+reported as a :class:`~medhorizon_tasks.core.errors.VideoError` naming the item and path.
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ import numpy as np
 
 from ..errors import VideoError
 from ..sampling import FramePlan, VideoMeta
+from .size import SizeRule
 
-__all__ = ["VideoIndex", "index_video", "decode_plan", "output_size"]
+__all__ = ["VideoIndex", "index_video", "decode_plan", "output_size", "target_size", "available_cores"]
 
 # Codecs whose non-reference pictures are skipped while decoding towards a
 # target. H.264 only: HEVC's "_N" pictures may still be referenced by a higher
@@ -373,6 +375,17 @@ def _clockwise(rotation) -> int:
     return int(quarter % 360) if abs(turn - quarter) < 1 else 0
 
 
+def target_size(display: tuple[int, int], n: int, max_side: int | None = None,
+                size: SizeRule | tuple[int, int] | None = None) -> tuple[int, int]:
+    """(width, height) of ``n`` displayed frames of a ``display``-sized source under ``size`` / ``max_side``."""
+    if size is None:
+        return output_size(*display, max_side)
+    w, h = size if isinstance(size, tuple) else size.size(n, *display)
+    if w < 1 or h < 1:
+        raise ValueError(f"frame size {w}x{h} is not a size")
+    return int(w), int(h)
+
+
 def output_size(width: int, height: int, max_side: int | None) -> tuple[int, int]:
     """Frame size after shrinking so the longer side is at most ``max_side`` (never enlarged; even sizes)."""
     if not max_side or max(width, height) <= max_side:
@@ -381,15 +394,28 @@ def output_size(width: int, height: int, max_side: int | None) -> tuple[int, int
     return max(2, int(round(width * scale / 2)) * 2), max(2, int(round(height * scale / 2)) * 2)
 
 
+def available_cores() -> int:
+    """The cores this process may run on (``os.sched_getaffinity``: a batch job's share, not the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def decode_plan(path: str | os.PathLike, plan: FramePlan, *, max_side: int | None = None,
                 uid: str | None = None, expected_frames: int | None = None,
-                index: VideoIndex | None = None, workers: int | None = None) -> np.ndarray:
+                index: VideoIndex | None = None, workers: int | None = None,
+                size: SizeRule | tuple[int, int] | None = None, stats: dict | None = None) -> np.ndarray:
     """The plan's frames as an ``(len(plan), H, W, 3)`` uint8 RGB array, in plan order, as displayed
-    (turned by the video's display rotation; ``max_side`` bounds the displayed frame).
+    (turned by the video's display rotation).
 
+    The displayed frame's size: ``size``, a ``(width, height)`` or a rule (:mod:`.size`) asked with the plan's
+    length and the displayed source size; else ``max_side`` bounds its longer side; else the source size.
+    Frames are scaled while they are converted to RGB (one swscale pass): no array at the source size is made.
     ``expected_frames`` is the frame count the data claims; a file with fewer
     frames is reported as truncated instead of silently giving other frames.
-    ``workers``: decoder threads (default: one per core, at most 2).
+    ``workers``: decoder threads (default: one per available core, :func:`available_cores`). ``stats``: gets
+    ``decoded_frames``, the pictures decoded (``perf/`` compares it with the minimal count).
     """
     path = Path(path)
     container = open_video(path, uid)
@@ -399,7 +425,7 @@ def decode_plan(path: str | os.PathLike, plan: FramePlan, *, max_side: int | Non
         if expected_frames is not None and n < expected_frames and max(plan.indices, default=-1) >= n:
             raise VideoError(f"video is truncated: the data says {expected_frames} frames, the file has {n}",
                              path=str(path), uid=uid)
-        w, h = output_size(*index.display_size, max_side)
+        w, h = target_size(index.display_size, len(plan), max_side, size)
         out = np.empty((len(plan), h, w, 3), dtype=np.uint8)
         if not plan.indices:
             return out
@@ -414,10 +440,12 @@ def decode_plan(path: str | os.PathLike, plan: FramePlan, *, max_side: int | Non
             rows.setdefault(int(index.pts[frame]), []).append(row)
         keys = index._keyframes()
         groups = _groups(index, keys, wanted)
-        n_workers = max(1, min(workers or min(2, os.cpu_count() or 1), len(groups)))
+        n_workers = max(1, min(workers or available_cores(), len(groups)))
         stream = container.streams.video[0]
         decoders = [_Decoder(stream.codec_context, rows, out, index.rotation, path, uid) for _ in range(n_workers)]
         _decode_in_threads(groups, _Demuxer(container, stream, keys, path, uid), decoders)
+        if stats is not None:
+            stats["decoded_frames"] = sum(d.decoded for d in decoders)
         return out
     finally:
         container.close()
@@ -577,7 +605,7 @@ class _Decoder:
                 setattr(self.context, name, value)
         self.context.thread_count = 1  # the workers already use the cores; FFmpeg threads would only contend
         self.skip_nonref = template.name in _SKIP_NONREF_CODECS
-        self.rows, self.out, self.path, self.uid = rows, out, path, uid
+        self.rows, self.out, self.path, self.uid, self.decoded = rows, out, path, uid, 0
         self.turns = -(rotation // 90)  # np.rot90 turns counter-clockwise
         h, w = out.shape[1:3]
         self.size = (h, w) if rotation in (90, 270) else (w, h)  # (width, height) before turning
@@ -609,16 +637,23 @@ class _Decoder:
     def _keep(self, frames, remaining: set[int]) -> None:
         w, h = self.size
         for frame in frames:
+            self.decoded += 1
             if frame.pts not in remaining:
                 continue
             remaining.discard(frame.pts)
-            if frame.width != w or frame.height != h:
-                frame = frame.reformat(width=w, height=h)
             first, *others = self.rows[frame.pts]
-            image = frame.to_ndarray(format="rgb24")
+            image = _rgb(frame, w, h)
             self.out[first] = np.rot90(image, self.turns) if self.turns else image
             for row in others:
                 self.out[row] = self.out[first]
+
+
+def _rgb(frame, width: int, height: int) -> np.ndarray:
+    """The frame as a ``(height, width, 3)`` RGB array, scaled and converted in one swscale pass (the only place a
+    decoded picture becomes an array: a source-sized RGB array is never made for a smaller output)."""
+    if frame.width == width and frame.height == height:
+        return frame.to_ndarray(format="rgb24")
+    return frame.to_ndarray(width=width, height=height, format="rgb24")
 
 
 def _decode_in_threads(groups: list[_Group], demuxer: _Demuxer, decoders: list[_Decoder]) -> None:

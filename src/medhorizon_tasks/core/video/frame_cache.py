@@ -14,7 +14,7 @@ The key combines
   -- a re-download that repairs only its middle, same size and ends -- gets new entries;
 * the plan's frame indices and its redaction pass, if any (:attr:`FramePlan.key`): an entry
   holds the pixels after that pass (Sureon's blurring), never raw frames under a blurred key;
-* ``max_side`` (which fixes the output size for a given video).
+* the output size: ``(width, height)``, or the older ``max_side`` (which fixes it for a given video).
 
 The cache marks its folder with :data:`MARK` (written with the first entry) and removes only what it
 recognises as its own (:meth:`FrameCache.clear`): entries and sidecars named by their key in the shard
@@ -56,7 +56,8 @@ CACHE_ENV = "MEDHORIZON_FRAME_CACHE"
 # Part of every key: bump it when decode_plan's output for the same inputs changes (another resize
 # filter, say), so that old entries are no longer found.
 # 3: the video's identity is the digest of all its bytes (2: its size and both ends, which a repaired middle kept)
-_FORMAT = 3
+# 4: frames scaled while converted to RGB (one swscale pass), sizes given as width x height
+_FORMAT = 4
 #: The file that marks a folder as a frame cache (written with its first entry).
 MARK = "medhorizon_frame_cache.json"
 # what the cache writes in a shard folder: <key>.npy, <key>.json, and safeio's temporaries of those
@@ -92,18 +93,21 @@ class FrameCache:
     def __repr__(self) -> str:
         return f"FrameCache({str(self.root)!r})"
 
-    def key(self, video_path: str | os.PathLike, plan: FramePlan, max_side: int | None) -> str:
+    def key(self, video_path: str | os.PathLike, plan: FramePlan, max_side: int | tuple[int, int] | None) -> str:
         """Hex key of the frames ``plan`` selects from this video at this size.
 
         Raises ``OSError`` (``FileNotFoundError``...) if the video cannot be read."""
         video = file_identity(video_path)
-        size = f"max_side={max_side}" if max_side else "full"
+        if isinstance(max_side, tuple):
+            size = f"size={int(max_side[0])}x{int(max_side[1])}"
+        else:
+            size = f"max_side={max_side}" if max_side else "full"
         return hashlib.sha256(f"v{_FORMAT}|{video}|{plan.key}|{size}".encode()).hexdigest()[:40]
 
     def _entry(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.npy"
 
-    def get(self, video_path: str | os.PathLike, plan: FramePlan, max_side: int | None) -> np.ndarray | None:
+    def get(self, video_path: str | os.PathLike, plan: FramePlan, max_side: int | tuple[int, int] | None) -> np.ndarray | None:
         """The cached frames, or ``None`` on a miss (including an unreadable or damaged entry)."""
         entry = self._entry(self.key(video_path, plan, max_side))
         try:
@@ -116,7 +120,7 @@ class FrameCache:
             return None
         return frames
 
-    def put(self, video_path: str | os.PathLike, plan: FramePlan, max_side: int | None,
+    def put(self, video_path: str | os.PathLike, plan: FramePlan, max_side: int | tuple[int, int] | None,
             frames: np.ndarray) -> Path:
         """Store ``frames`` (``decode_plan``'s output for these arguments); returns the entry's path."""
         if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[0] != len(plan) or frames.shape[3] != 3:
@@ -128,7 +132,8 @@ class FrameCache:
             _write_atomically(self.root / MARK, lambda f: f.write(json.dumps(mark, indent=1).encode()))
         _write_atomically(entry, lambda f: np.save(f, np.ascontiguousarray(frames), allow_pickle=False))
         sidecar = {"video": os.path.abspath(video_path), "video_bytes": os.stat(video_path).st_size,
-                   "policy": plan.policy, "redaction": plan.redaction, "plan_key": plan.key, "max_side": max_side,
+                   "policy": plan.policy, "redaction": plan.redaction, "plan_key": plan.key,
+                   "max_side": list(max_side) if isinstance(max_side, tuple) else max_side,
                    "shape": list(frames.shape), "dtype": "uint8", "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         _write_atomically(entry.with_suffix(".json"), lambda f: f.write(json.dumps(sidecar, indent=1).encode()))
         return entry
@@ -191,7 +196,7 @@ class FrameCache:
         return {"root": str(self.root), "entries": removed, "files": files, "kept": kept, "marked": marked}
 
 
-def cached_decode(path: str | os.PathLike, plan: FramePlan, *, max_side: int | None = None,
+def cached_decode(path: str | os.PathLike, plan: FramePlan, *, max_side: int | tuple[int, int] | None = None,
                   uid: str | None = None, index: VideoIndex | None = None, expected_frames: int | None = None,
                   cache: FrameCache | None = None, redaction: Redaction | None = None) -> np.ndarray:
     """:func:`~medhorizon_tasks.core.video.decode.decode_plan` through the frame cache: a hit decodes nothing.
@@ -210,7 +215,9 @@ def cached_decode(path: str | os.PathLike, plan: FramePlan, *, max_side: int | N
         frames = None  # the video is missing or unreadable: decode_plan reports it, naming the item
     if frames is not None:
         return frames
-    frames = decode_plan(path, plan, max_side=max_side, uid=uid, index=index, expected_frames=expected_frames)
+    size = max_side if isinstance(max_side, tuple) else None
+    frames = decode_plan(path, plan, max_side=None if size else max_side, size=size, uid=uid, index=index,
+                         expected_frames=expected_frames)
     frames = apply_plan_redaction(frames, plan, redaction)
     try:
         cache.put(path, plan, max_side, frames)

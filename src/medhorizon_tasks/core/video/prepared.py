@@ -16,17 +16,22 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import VideoError
 from ..file_identity import stat_key
 from ..paths import resolve_video_path
 from ..sampling import ChangeSignal, FramePlan
-from .decode import VideoIndex
-from .frame_cache import CACHE_ENV, FrameCache
+from .ahead import decoded_once
+from .decode import VideoIndex, decode_plan, target_size
+from .frame_cache import CACHE_ENV, FrameCache, cached_decode
 from .frame_change import change_signal
 from .index_store import stored_index
+from .redact import Redaction, apply_plan_redaction
+from .size import SizeRule, size_rule
 
 __all__ = ["DEFAULT_MAX_SIDE", "PreparedVideo", "video_file", "video_index", "video_change_signal",
-           "frame_cache_from_env"]
+           "frame_cache_from_env", "frame_size", "decode_prepared", "scale_frames"]
 
 DEFAULT_MAX_SIDE = 448     # frames are shrunk so the longer side is at most this (0 = native)
 
@@ -69,3 +74,44 @@ def video_change_signal(path: Path, uid: str | None = None) -> ChangeSignal:
 def frame_cache_from_env() -> FrameCache | None:
     """The frame cache when ``$MEDHORIZON_FRAME_CACHE`` names its folder (opt-in: it can grow large)."""
     return FrameCache() if os.environ.get(CACHE_ENV) else None
+
+
+def frame_size(video: PreparedVideo, task_rule: SizeRule | None) -> tuple[int, int]:
+    """(width, height) the plan's frames are decoded at: the consumer's rule (:func:`.size.requested_size`), else
+    the task's, for this many frames of this source (its displayed size); None: the source size."""
+    rule = size_rule(task_rule)
+    return target_size(video.index.display_size, len(video.plan), size=rule) if rule else video.index.display_size
+
+
+def decode_prepared(video: PreparedVideo, task_rule: SizeRule | None, uid: str | None = None, *,
+                    cache: FrameCache | None = None, redaction: Redaction | None = None,
+                    size: tuple[int, int] | None = None) -> np.ndarray:
+    """The plan's frames at :func:`frame_size`, decoded once per run (:func:`.ahead.decoded_once`; read-only), and
+    through the on-disk frame cache when there is one (``cache``, else ``$MEDHORIZON_FRAME_CACHE``); ``redaction``
+    (the plan's pass) is applied before anything is kept. ``size``: this (width, height), whatever the rules say."""
+    size = size or frame_size(video, task_rule)
+    cache = cache if cache is not None else frame_cache_from_env()
+
+    def decode() -> np.ndarray:
+        if cache is not None:
+            return cached_decode(video.path, video.plan, max_side=size, uid=uid, index=video.index, cache=cache,
+                                 redaction=redaction)
+        frames = decode_plan(video.path, video.plan, size=size, uid=uid, index=video.index)
+        return apply_plan_redaction(frames, video.plan, redaction)
+
+    return decoded_once(video.path, video.plan.key, size, decode)
+
+
+def scale_frames(frames: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``frames`` (n, h, w, 3) at ``size`` (width, height), bicubic, antialiased (PIL); the same array when it is
+    that size already. For frames that had to be decoded at full size first (Sureon's redaction)."""
+    from PIL import Image
+
+    w, h = size
+    if frames.shape[1:3] == (h, w):
+        return frames
+    out = np.empty((len(frames), h, w, 3), dtype=np.uint8)
+    for i, frame in enumerate(frames):
+        out[i] = np.asarray(Image.fromarray(frame).resize((w, h), Image.Resampling.BICUBIC, reducing_gap=None))
+    out.setflags(write=False)
+    return out

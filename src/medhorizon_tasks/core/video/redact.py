@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -126,10 +127,11 @@ class Redaction:
         """The regions of one ``(H, W, 3)`` uint8 RGB frame that :meth:`apply` blurs."""
         h, w = frame.shape[:2]
         found = []
-        if self.text:
-            found += [r for r in _text_regions(frame, self) if r.x2 - r.x1 >= 2 and r.y2 - r.y1 >= 2]
-        if self.faces:
-            found += [r for r in _face_regions(frame, self) if r.x2 - r.x1 >= 2 and r.y2 - r.y1 >= 2]
+        with _DETECTING:  # one detector object per process, not safe to call from two threads (the look-ahead)
+            if self.text:
+                found += [r for r in _text_regions(frame, self) if r.x2 - r.x1 >= 2 and r.y2 - r.y1 >= 2]
+            if self.faces:
+                found += [r for r in _face_regions(frame, self) if r.x2 - r.x1 >= 2 and r.y2 - r.y1 >= 2]
         return [r for r in found if 0 <= r.x1 < r.x2 <= w and 0 <= r.y1 < r.y2 <= h]
 
     def apply(self, frames: np.ndarray) -> np.ndarray:
@@ -163,6 +165,8 @@ def apply_plan_redaction(frames: np.ndarray, plan: FramePlan, redaction: Redacti
 
 
 # ------------------------------------------------------------------ the detectors
+
+_DETECTING = threading.Lock()
 
 @functools.lru_cache(maxsize=4)
 def _text_detector(max_side: int, box_threshold: float):

@@ -6,10 +6,12 @@ from collections.abc import Iterator
 
 from tqdm import tqdm
 
+from ....core.video.ahead import ahead
 from ....core.video.planned_frames import PlannedFrames
+from ....core.video.size import SizeRule, requested_size
 from .frames import planned_frames
 
-__all__ = ["PlannedFramesBridge", "request_visuals", "request_frames", "model_device"]
+__all__ = ["PlannedFramesBridge", "request_visuals", "request_frames", "model_device", "visuals_ahead"]
 
 
 def request_visuals(model, request):
@@ -17,6 +19,21 @@ def request_visuals(model, request):
     doc_id, task, split)`` returns for its document (None without one)."""
     _, _, doc_to_visual, doc_id, task, split = request.args[:6]
     return None if doc_to_visual is None else doc_to_visual(model.task_dict[task][split][doc_id])
+
+
+def visuals_ahead(model, requests, rule: SizeRule | None = None):
+    """``(i, visuals)`` of every request, in order, the next requests' frames decoded on worker threads while
+    the caller answers the earlier ones (:func:`~medhorizon_tasks.core.video.ahead.ahead`: bounded in count and
+    bytes); each decoded at ``rule``'s size when given (the model's processor's own). A video error is part of
+    the visuals (``doc_to_visual`` records it for its item); any other error of a request is raised at it."""
+    def work(request):
+        with requested_size(rule):
+            return request_visuals(model, request)
+
+    for done in ahead(requests, work):
+        if done.error is not None:
+            raise done.error
+        yield done.index, done.value
 
 
 def request_frames(model, request) -> PlannedFrames | None:
@@ -37,8 +54,10 @@ class PlannedFramesBridge:
     """Mixin placed before an lmms-eval wrapper in a bridge's bases.
 
     ``generate_until`` asks each request's ``doc_to_visual`` for its visuals, in
-    order, one request at a time (a plan of 1,248 frames is held only while it
-    is answered). Planned frames go to :meth:`generate_from_frames`; every
+    order, the next requests' while the model answers the current one
+    (:func:`visuals_ahead`: bounded in count and bytes), at the size
+    ``frame_size_rule`` says (the processor's official size for that many
+    frames of that source; None: the task's). Planned frames go to :meth:`generate_from_frames`; every
     other request is handed, unchanged, to the wrapper's own
     ``generate_until`` at the end (which calls its ``doc_to_visual`` again:
     for other tasks that is a path or a few images). Results come back in
@@ -50,10 +69,10 @@ class PlannedFramesBridge:
     """
 
     answers_failed_plans = False
+    frame_size_rule: SizeRule | None = None
 
     def iter_requests(self, requests) -> Iterator[tuple[int, PlannedFrames | None]]:
-        for i, request in enumerate(requests):
-            visuals = request_visuals(self, request)
+        for i, visuals in visuals_ahead(self, requests, self.frame_size_rule):
             frames = planned_frames(visuals)
             if frames is None and self.answers_failed_plans and isinstance(visuals, PlannedFrames):
                 frames = visuals

@@ -5,12 +5,12 @@ Framework-free (numpy only), so every rule here is testable without a model.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from ....core.video.planned_frames import PlannedFrames
+from ....core.video.size import QwenVideo, smart_resize  # noqa: F401  (smart_resize: the bridges' name for it)
 
 __all__ = ["planned_frames", "shown_times", "qwen2_5_second_per_grid", "pad_to_even", "frames_array",
            "QwenPixelBudget"]
@@ -66,56 +66,5 @@ def frames_array(frames: Sequence) -> np.ndarray:
     return np.stack([np.asarray(im.convert("RGB"), dtype=np.uint8) for im in frames])
 
 
-# qwen-vl-utils 0.0.14 (the reference video path of Qwen2.5-VL and Qwen3-VL), in vision tokens of
-# factor x factor pixels (factor = patch size x spatial merge: 28 for Qwen2.5-VL, 32 for Qwen3-VL).
-QWEN_VIDEO_MIN_TOKENS = 128           # VIDEO_MIN_TOKEN_NUM
-QWEN_VIDEO_MAX_TOKENS = 768           # VIDEO_MAX_TOKEN_NUM
-QWEN_VIDEO_TOTAL_TOKENS = 128000 * 0.9  # MODEL_SEQ_LEN * 0.9
-
-
-class QwenPixelBudget:
-    """Per-frame pixel budget of a Qwen video, the rule of qwen-vl-utils' ``fetch_video``.
-
-    Each frame is resized (aspect kept, sides multiples of ``factor``) to at
-    least ``min_pixels`` and at most ``min(max_pixels, total_pixels / n * 2)``
-    pixels (but never below ``1.05 * min_pixels``), where n is the number of
-    frames: a long video gets smaller frames, so its token count stays within
-    ``total_pixels``. Defaults (None) are qwen-vl-utils': 128 and 768 tokens per
-    frame, 115,200 tokens per video, i.e. Qwen2.5-VL 100,352 / 602,112 /
-    90,316,800 pixels and Qwen3-VL 131,072 / 786,432 / 117,964,800 pixels.
-    """
-
-    def __init__(self, factor: int, min_pixels: int | None = None, max_pixels: int | None = None,
-                 total_pixels: int | None = None):
-        self.factor = int(factor)
-        unit = self.factor * self.factor
-        self.min_pixels = int(min_pixels) if min_pixels else QWEN_VIDEO_MIN_TOKENS * unit
-        self.max_pixels = int(max_pixels) if max_pixels else QWEN_VIDEO_MAX_TOKENS * unit
-        self.total_pixels = int(total_pixels) if total_pixels else int(QWEN_VIDEO_TOTAL_TOKENS * unit)
-        if self.max_pixels < self.min_pixels:
-            raise ValueError(f"frame_max_pixels ({self.max_pixels}) is below frame_min_pixels ({self.min_pixels})")
-
-    def frame_size(self, height: int, width: int, n_frames: int) -> tuple[int, int]:
-        """(height, width) of every frame of an ``n_frames`` video whose frames are ``height`` x ``width``."""
-        ceiling = max(min(self.max_pixels, self.total_pixels / max(n_frames, 1) * 2), int(self.min_pixels * 1.05))
-        return smart_resize(height, width, self.factor, self.min_pixels, ceiling)
-
-    def describe(self) -> str:
-        return (f"{self.min_pixels}..{self.max_pixels} px per frame, {self.total_pixels} px per video "
-                f"(factor {self.factor})")
-
-
-def smart_resize(height: int, width: int, factor: int, min_pixels: float, max_pixels: float) -> tuple[int, int]:
-    """Qwen's ``smart_resize`` (qwen-vl-utils): sides rounded to multiples of ``factor``, aspect ratio kept,
-    area within [min_pixels, max_pixels]. Kept here so the budget rule is testable without qwen-vl-utils."""
-    h_bar = max(factor, round(height / factor) * factor)
-    w_bar = max(factor, round(width / factor) * factor)
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt(height * width / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
+# The Qwen video budget lives in core (the decoder is asked for its size): re-exported for the bridges.
+QwenPixelBudget = QwenVideo

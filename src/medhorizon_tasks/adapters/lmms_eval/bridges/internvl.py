@@ -22,6 +22,7 @@ from lmms_eval.models.simple.internvl3 import InternVL3 as _InternVL3
 from lmms_eval.models.simple.internvl3_5 import InternVL3_5 as _InternVL3_5
 
 from ....core.video.planned_frames import PlannedFrames
+from ....core.video.size import InternVLTiles
 from .base import PlannedFramesBridge, model_device
 
 __all__ = ["InternVL3", "InternVL3_5", "frame_prefix"]
@@ -39,6 +40,8 @@ class _InternVLBridge(PlannedFramesBridge):
         self.frame_tiles = int(frame_tiles)
         if self.frame_tiles < 1:
             raise ValueError(f"frame_tiles must be at least 1, got {frame_tiles}")
+        size = getattr(getattr(self, "config", None), "force_image_size", None) or TILE_SIZE
+        self.frame_size_rule = InternVLTiles(int(size), self.frame_tiles)  # decoded at the tile grid's size
 
     def _pixel_values(self, frames: PlannedFrames) -> tuple[torch.Tensor, list[int]]:
         size = getattr(self.config, "force_image_size", None) or TILE_SIZE

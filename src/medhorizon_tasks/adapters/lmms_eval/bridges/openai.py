@@ -45,8 +45,9 @@ next ones alone until one is not refused for its content), so a refused request
 is sent once, not once per item. An empty reply, or one cut at the token limit
 (``finish_reason: length``), is recorded as ``truncated``.
 
-Frames are sent at the size the task decoded them (``max_side``, 448 px by
-default). ``frames_as=video`` (default ``images``) sends them instead as ONE
+Frames are sent at the size the task decoded them (its total-pixel budget per
+request, ``frame_pixels``), decoded ahead while earlier requests are sent.
+``frames_as=video`` (default ``images``) sends them instead as ONE
 frame-sequence video with their times, for a vLLM server
 (:mod:`.vllm_video`: ``media_io_kwargs``, ``mm_processor_kwargs``, the client's
 pixel budget ``frame_min_pixels`` / ``frame_max_pixels`` /
@@ -83,7 +84,7 @@ from ....core.errors import MedHorizonError
 from ....core.responses import REFUSED, refused_text, request_error_text, response_failure, truncated_text
 from ....core.retry import backoff_wait, content_refusal, retry_after, transient_status
 from ....core.video.planned_frames import PlannedFrames
-from .base import request_visuals
+from .base import visuals_ahead
 from .frames import planned_frames
 from .vllm_video import BUDGET_ARGS, FRAMES_AS, VideoRequest
 
@@ -318,8 +319,8 @@ class OpenAICompatible(_OpenAICompatible):
                         results[in_flight.pop(future)] = future.result()  # ProviderRefused stops the run here
                         bar.update(1)
 
-            for i, request in enumerate(requests):
-                visuals = request_visuals(self, request)
+            for i, visuals in visuals_ahead(self, requests):
+                request = requests[i]
                 frames = planned_frames(visuals)
                 text_only = visuals is None or (isinstance(visuals, list) and not visuals)  # [], a failed plan
                 if frames is None and not text_only:

@@ -3,8 +3,9 @@
 lmms-eval's wrappers give a list of frames to Qwen as N independent images
 (each upscaled to the image ``min_pixels``, twice the visual tokens of one
 video, no temporal position ids). Here the frames become one video, resized
-by qwen-vl-utils' video budget (:class:`~.frames.QwenPixelBudget`; model args
-``frame_min_pixels``, ``frame_max_pixels``, ``video_total_pixels``), handed to
+by qwen-vl-utils' video budget (:class:`~medhorizon_tasks.core.video.size.QwenVideo`; model args
+``frame_min_pixels``, ``frame_max_pixels``, ``video_total_pixels``): the decoder
+scales each frame to that size while decoding (the bridge asks for it), handed to
 the processor with ``do_sample_frames=False, do_resize=False`` (nothing is
 resampled or resized again), so that:
 
@@ -45,6 +46,7 @@ class _QwenVideoBridge(PlannedFramesBridge):
         vp = self.processor.video_processor
         self.video_budget = QwenPixelBudget(vp.patch_size * vp.merge_size, frame_min_pixels, frame_max_pixels,
                                             video_total_pixels)
+        self.frame_size_rule = self.video_budget  # frames are decoded at this size: no second resize here
 
     def _video(self, frames: PlannedFrames) -> tuple[torch.Tensor, list[float]]:
         """The frames (padded to an even count) as a uint8 tensor (n, 3, h, w) at the budget's size, and the
@@ -52,7 +54,8 @@ class _QwenVideoBridge(PlannedFramesBridge):
         images, times = pad_to_even(list(frames), shown_times(frames))
         video = torch.from_numpy(frames_array(images)).permute(0, 3, 1, 2).contiguous()
         h, w = self.video_budget.frame_size(video.shape[2], video.shape[3], video.shape[0])
-        video = tvF.resize(video, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True)
+        if (h, w) != tuple(video.shape[2:]):  # frames decoded at another size (a task's fixed size, say)
+            video = tvF.resize(video, [h, w], interpolation=InterpolationMode.BICUBIC, antialias=True)
         return video, times
 
     def _messages(self, context: str) -> list[dict]:
