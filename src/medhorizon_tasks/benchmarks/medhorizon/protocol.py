@@ -150,6 +150,7 @@ class FrameSetting:
         """Whether the frames' real times may be told to the model (prompt, or a bridge's time labels)."""
         return not self.order_study
 
+    @property
     def size_rule(self) -> SizeRule | None:
         """The task's own frame size (a consumer may ask for its own: ``core.video.size.requested_size``): its
         total-pixel budget per request, else its bound on the longer side, else the default pixel budget."""
