@@ -176,7 +176,7 @@ class ResumableModel(lmms):
         rule = getattr(self.inner, "frame_size_rule", None)
 
         def work(request) -> int:  # the frames' bytes (the images are dropped; the store keeps the decoded plan)
-            with requested_size(rule):
+            with requested_size(rule), OUTCOMES.unrecorded():  # the inner model's call records the outcome
                 return result_bytes(request_visuals(self, request))
 
         return ahead(requests, work, nbytes=int, depth=max(self.chunk, DEFAULT_AHEAD_DEPTH),

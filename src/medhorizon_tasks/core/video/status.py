@@ -26,6 +26,7 @@ frames were fine.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -67,6 +68,19 @@ class VideoOutcomes:
         self._lock = threading.Lock()
         self._by_key: dict[str, str | None] = {}
         self._log: list[dict] = []  # in recording order, for mark()/since()
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def unrecorded(self):
+        """Outcomes of frames decoded in this thread meanwhile are not recorded: a decode ahead of the model
+        only fills the store of decoded plans, and its outcome would otherwise land among what :meth:`since`
+        gives for the requests being answered now (the model's own call for the item records it)."""
+        before = getattr(self._local, "quiet", False)
+        self._local.quiet = True
+        try:
+            yield
+        finally:
+            self._local.quiet = before
 
     def record(self, key: str, error: str | None, video: str | os.PathLike | None = None) -> None:
         """``video``: the file the frames come (or failed to come) from; its state is kept with the outcome
@@ -77,6 +91,8 @@ class VideoOutcomes:
         self._put(entry)
 
     def _put(self, entry: dict) -> None:
+        if getattr(self._local, "quiet", False):
+            return
         with self._lock:
             self._by_key[entry["key"]] = entry["error"]
             self._log.append(entry)
