@@ -79,7 +79,7 @@ def _cmd_select(args) -> int:
     from ..core.errors import MedHorizonError
     from ..core.safeio import read_text
     from ..core.selectors import load_selector
-    from ..runs.preflight import allow_video_errors, is_main_process, preflight
+    from ..runs.preflight import allow_video_errors, is_main_process, preflight_or_refuse
     from ..runs.select import SelectJob, run, shard_from_env
 
     if args.batch_size < 1:
@@ -106,13 +106,7 @@ def _cmd_select(args) -> int:
             raise MedHorizonError(f"--data or ${DATA_ENV}: the MedHorizon release to select frames for")
         data = Path(raw).expanduser()
         root = Path(args.video_root).expanduser() if args.video_root else default_root("medhorizon", data)
-    report = preflight("medhorizon", data, root, progress=main and sys.stderr.isatty() and not args.quiet)
-    if not report.ok:
-        if report.fatal or not allow_video_errors():
-            raise MedHorizonError(report.message())
-        if main:
-            print(report.message().replace("Fix:", "Continuing (MEDHORIZON_ALLOW_VIDEO_ERRORS is set); fix:", 1),
-                  file=sys.stderr)
+    preflight_or_refuse("medhorizon", data, root, main=main, progress=not args.quiet)
     device = resolve_device(args.device)
     dtype = resolve_dtype(args.precision, device)
     scorer_args = parse_args(args.scorer_arg)

@@ -87,10 +87,9 @@ def _cmd_zeroshot(args) -> int:
     from ..adapters.encoders import load_encoder, parse_args, resolve_device, resolve_dtype
     from ..benchmarks.surghi.zeroshot import DEFAULT_CURVATURE, Setting, encoder_kind
     from ..benchmarks.videos import default_root
-    from ..core.errors import MedHorizonError
     from ..core.safeio import read_text
     from ..core.text import report_json
-    from ..runs.preflight import allow_video_errors, is_main_process, preflight
+    from ..runs.preflight import allow_video_errors, is_main_process, preflight_or_refuse
     from ..runs.zeroshot import ZeroShotJob, load_inputs, run, shard_from_env
 
     for name in ("batch_size", "top_k", "frames"):
@@ -105,13 +104,7 @@ def _cmd_zeroshot(args) -> int:
         data = Path(args.data).expanduser()
         root = Path(args.video_root).expanduser() if args.video_root else default_root("surghi", data)
     inputs = load_inputs(data, hierarchy=args.hierarchy, prompts=args.prompts, template=args.label_template)
-    report = preflight("surghi", data, root, progress=main and sys.stderr.isatty() and not args.quiet)
-    if not report.ok:
-        if report.fatal or not allow_video_errors():
-            raise MedHorizonError(report.message())
-        if main:
-            print(report.message().replace("Fix:", "Continuing (MEDHORIZON_ALLOW_VIDEO_ERRORS is set); fix:", 1),
-                  file=sys.stderr)
+    preflight_or_refuse("surghi", data, root, main=main, progress=not args.quiet)
     device = resolve_device(args.device)
     dtype = resolve_dtype(args.precision, device)
     encoder_args = parse_args(args.encoder_arg)

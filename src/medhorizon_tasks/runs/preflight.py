@@ -219,3 +219,20 @@ def stop_unless_blur_ready(blur_settings: list, *, prog: str = "medhorizon-tasks
             if is_main_process():
                 print(f"{prog}: {problem}", file=sys.stderr)
             raise SystemExit(2)
+
+
+def preflight_or_refuse(benchmark: str, data, video_root, *, main: bool = True, progress: bool = True):
+    """The pre-flight of a command that decodes the videos itself (``select``, ``surghi zeroshot``): a failing
+    report is the command's error, unless only videos fail and ``MEDHORIZON_ALLOW_VIDEO_ERRORS`` is set; then
+    the main process says it continues. Returns the report."""
+    import sys
+
+    report = preflight(benchmark, data, video_root, progress=main and progress and sys.stderr.isatty())
+    if not report.ok:
+        if report.fatal or not allow_video_errors():
+            raise MedHorizonError(report.message())
+        if main:
+            print(report.message().replace("Fix:", "Continuing (MEDHORIZON_ALLOW_VIDEO_ERRORS is set); fix:", 1),
+                  file=sys.stderr)
+    return report
+
