@@ -135,7 +135,6 @@ def test_1248_frames_are_decoded_at_the_official_size(hd_video, rgb_spy):
 
 
 def test_qwen_and_internvl_bridges_ask_for_their_processors_size():
-    pytest.importorskip("lmms_eval.models.simple.qwen2_5_vl")
     from medhorizon_tasks.adapters.lmms_eval.bridges import internvl, qwen
 
     stub = SimpleNamespace(processor=SimpleNamespace(video_processor=SimpleNamespace(patch_size=16, merge_size=2)))
