@@ -274,3 +274,15 @@ def test_phase_only_items_are_read(tmp_path):
     p = tmp_path / "items.csv"
     p.write_text("dataset,video,frame,phase,timestamp_s,video_path\nCholec80,v,0,Preparation,0,v.mp4\n")
     assert read_frame_rows(p, role="items")[0].step is None
+
+
+def test_outputs_found_written_are_reported_by_one_process_only():
+    """Two processes that both finish find the outputs written: the one that wrote them printed the report, the
+    other one must not print it again (it did, under load); a rerun of a finished run prints it once (rank 0)."""
+    from medhorizon_tasks.runs.zeroshot import already_reported
+
+    assert not already_reported((0, 1), {"videos_labelled": 0, "videos_reused": 6})   # one process: it reports
+    assert already_reported((0, 2), {"videos_labelled": 3, "videos_reused": 0})       # the other one wrote them
+    assert already_reported((1, 2), {"videos_selected": 3, "videos_reused": 0})
+    assert not already_reported((0, 2), {"videos_labelled": 0, "videos_reused": 3})   # a rerun: rank 0 reports
+    assert already_reported((1, 2), {"videos_labelled": 0, "videos_reused": 3})

@@ -169,7 +169,7 @@ def test_a_run_where_most_frames_tie_is_warned_with_the_share(surghi_sample, tmp
 def test_the_docs_no_setup_example_is_a_real_run(surghi_sample, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("MEDHORIZON_SYNTHETIC_DIR", str(surghi_sample.root.parent))
     doc = (__import__("pathlib").Path(__file__).resolve().parents[1] / "docs" / "surghibench.md").read_text()
-    assert "medhorizon-tasks surghi zeroshot --encoder synthetic_probe --out /tmp/zs" in doc
+    assert "$ medhorizon-tasks surghi zeroshot --encoder synthetic_probe --out runs/zs-sample\n" in doc
     status, out, err = _zeroshot(capsys, "--encoder", "synthetic_probe", "--out", str(tmp_path / "zs"), "--json")
     assert status == 0, err
     rep = json.loads(out)

@@ -43,7 +43,7 @@ from ..core.selectors import UniformSelect, plan_selection
 from ..core.video.decode import decode_plan
 from ..core.video.prepared import DEFAULT_MAX_SIDE
 from .select_outputs import FILES, selection_key, write_outputs
-from .zeroshot import _marker_digest, shard_from_env
+from .zeroshot import _marker_digest, already_reported, shard_from_env
 
 __all__ = ["SelectJob", "selection_key", "run", "shard_from_env"]
 
@@ -202,6 +202,8 @@ def run(job: SelectJob) -> dict | None:
         digest = request_key(ident, [keys[u] for u in units], job.recall)
         marker = folder / "merged.json"
         if _marker_digest(marker) == digest and all((job.out / f).is_file() for f in FILES(job)):
+            if already_reported(job.shard, this_run):
+                return None
             return {"already_written": True, "this_run": this_run}
         summary = write_outputs(job, units, {u: journal.get(keys[u]) for u in units}, description, this_run)
         atomic_write_json(marker, {"digest": digest})

@@ -255,10 +255,22 @@ def run(job: ZeroShotJob) -> dict | None:
         digest = request_key(ident, [keys[u] for u in units], job.model, job.size)
         marker = folder / "merged.json"
         if _marker_digest(marker) == digest and all((job.out / name).is_file() for name in FILES.values()):
+            if already_reported(job.shard, this_run):
+                return None
             return {"already_written": True, "this_run": this_run}
         summary = write_outputs(job, units, {u: journal.get(keys[u]) for u in units}, description, this_run)
         atomic_write_json(marker, {"digest": digest})
         return summary
+
+
+def already_reported(shard: tuple[int, int], this_run: dict) -> bool:
+    """Whether outputs found up to date were already written and printed by another process of this run:
+    under several processes, one that worked on videos in this run finds them written by the process that
+    finished last; one that had nothing to do leaves the printing to the first process (a rerun of a
+    finished run prints the report once, not once per process)."""
+    rank, world = shard
+    worked = any(v for k, v in this_run.items() if k.startswith("videos_") and k != "videos_reused")
+    return world > 1 and (worked or rank != 0)
 
 
 def _marker_digest(path: Path) -> str | None:
