@@ -8,7 +8,9 @@ Usage::
 The model is a probe that sleeps ``--delay`` seconds per request (standing in for a GPU: it uses no CPU).
 Every video has several questions and they share its plan (MedHorizon's 1 FPS plan capped to ``--cap``), as
 in the release; requests come interleaved across videos (lmms-eval orders requests by prompt length, not by
-video). Each request's frames come through the package's own frame path: the run's store of decoded plans
+video) and are answered as the bridges answer them: the requests of a video together
+(``core.video.ahead.by_video``), results put back in request order. Each request's frames come through the
+package's own frame path: the run's store of decoded plans
 (``core.video.ahead.decoded_once``, via ``core.video.prepared.decode_prepared``) and the look-ahead
 (``core.video.ahead.ahead``) that the bridges, hooks, VLMEvalKit datasets and ``surghi zeroshot`` use.
 
@@ -59,7 +61,7 @@ def _prepare(video: Path, cap: int):
 
 def one_process(videos: list[Path], questions: int, cap: int, delay: float) -> dict:
     """The run in this process: decode time (each distinct plan once, serially), then the pipelined run."""
-    from medhorizon_tasks.core.video.ahead import ahead, run_plans
+    from medhorizon_tasks.core.video.ahead import ahead, by_video, run_plans
     from medhorizon_tasks.core.video.prepared import decode_prepared
     from medhorizon_tasks.core.video.size import PixelBudget
 
@@ -74,6 +76,7 @@ def one_process(videos: list[Path], questions: int, cap: int, delay: float) -> d
     store.clear()
     before = store.decodes
     requests = _requests(videos, questions)
+    requests = [requests[i] for i in by_video(video for _, video in requests)]  # as visuals_ahead answers them
     t0 = time.perf_counter()
     for done in ahead(requests, lambda r: decode_prepared(prepared[r[1]], rule)):
         if done.error is not None:

@@ -138,3 +138,39 @@ def test_routing_planned_frames_to_the_bridge_and_the_rest_to_the_wrapper_unchan
                          metadata={"task": "t", "doc_id": i, "repeats": 1}) for i in (1, 0, 2, 3)]
     assert model.generate_until(requests) == ["wrapper:q1", "bridge:q0:3", "wrapper:q2", "wrapper:q3"]
     assert model.received == [requests[0], requests[2], requests[3]], "the wrapper gets the very same requests"
+
+
+def test_the_requests_of_a_video_are_answered_together_and_the_answers_come_back_in_request_order():
+    """lmms-eval orders requests by prompt length; the bridges answer a video's requests one after the other
+    (so the model works through them while the next video decodes) and return the answers in request order."""
+    from lmms_eval.api.instance import Instance
+    from lmms_eval.api.model import CacheHook
+
+    from medhorizon_tasks.adapters.lmms_eval.bridges.base import PlannedFramesBridge
+
+    answered = []
+
+    class Bridge(PlannedFramesBridge):
+        rank = 0
+
+        def generate_from_frames(self, context, frames, gen_kwargs):
+            answered.append(context)
+            return f"answer:{context}"
+
+    videos = ["a.mp4", "b.mp4", "a.mp4", "c.mp4", "b.mp4", "a.mp4"]
+    docs = {i: {"video_root": "/r", "video_path": v, "frames": _frames([0.0, float(i + 1)])}
+            for i, v in enumerate(videos)}
+    model = Bridge()
+    model.task_dict = {"t": {"test": docs}}
+    model.cache_hook = CacheHook(None)
+    requests = [Instance("generate_until", (f"q{i}", {}, lambda d: d["frames"], i, "t", "test"), 0,
+                         metadata={"task": "t", "doc_id": i, "repeats": 1}) for i in range(len(videos))]
+    assert model.generate_until(requests) == [f"answer:q{i}" for i in range(len(videos))]
+    assert answered == ["q0", "q2", "q5", "q1", "q4", "q3"], "a's requests, then b's, then c's"
+
+
+def test_by_video_groups_positions_by_first_appearance_and_keeps_videoless_ones_apart():
+    from medhorizon_tasks.core.video.ahead import by_video
+
+    assert by_video(["a", "b", "a", None, "c", "b", None]) == [0, 2, 1, 5, 3, 4, 6]
+    assert by_video([]) == [] and by_video([None, None]) == [0, 1]

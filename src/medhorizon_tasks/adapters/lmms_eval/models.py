@@ -50,8 +50,8 @@ class _Probe(lmms):
         raise NotImplementedError
 
     def generate_until(self, requests) -> list[str]:
-        out = []
-        # as the bridges: the next requests' frames decode while this one is answered
+        out: list = [None] * len(requests)
+        # as the bridges: the requests of a video together, the next requests' frames decoded meanwhile
         for i, visuals in tqdm(visuals_ahead(self, requests), total=len(requests), disable=self.rank != 0,
                                desc=f"{type(self).__name__}"):
             context, gen_kwargs, _, doc_id, task, _ = requests[i].args[:6]
@@ -64,7 +64,7 @@ class _Probe(lmms):
                     fh.write(json.dumps({"task": task, "doc_id": doc_id, "rank": self.rank,
                                          "n_images": len(visuals), "prompt": context,
                                          "images": [image_digest(v) for v in visuals]}) + "\n")
-            out.append(text)
+            out[i] = text
             self.cache_hook.add_partial("generate_until", (context, gen_kwargs), text)
         return out
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..file_identity import stat_key
 
-__all__ = ["DecodedPlans", "decoded_once", "run_plans", "ahead", "Ahead", "result_bytes", "STORE_ENV",
+__all__ = ["DecodedPlans", "decoded_once", "run_plans", "ahead", "Ahead", "result_bytes", "by_video", "STORE_ENV",
            "LOOKAHEAD_ENV", "DEFAULT_STORE_BYTES", "DEFAULT_AHEAD_BYTES"]
 
 STORE_ENV = "MEDHORIZON_PLAN_STORE_MB"
@@ -187,6 +187,19 @@ def _env_depth(depth: int | None) -> int:
         return max(0, int(value)) if value else DEFAULT_AHEAD_DEPTH
     except ValueError:
         raise ValueError(f"${LOOKAHEAD_ENV} must be a number of requests, got {value!r}") from None
+
+
+def by_video(keys: Iterable[Hashable | None]) -> list[int]:
+    """An order of positions ``0..n-1`` that puts the requests of one video next to each other (videos in the
+    order they first appear, requests of a video in their own order); a ``None`` key (no video) stays a group of
+    its own. Answering in this order, the model works through a video's questions while the next video decodes
+    (:func:`ahead`), and each plan is needed in one stretch of the run, so the store keeps it only that long;
+    callers put the results back in request order."""
+    first: dict[Hashable, int] = {}
+    ranks = []
+    for i, key in enumerate(keys):
+        ranks.append(i if key is None else first.setdefault(key, i))
+    return sorted(range(len(ranks)), key=lambda i: (ranks[i], i))
 
 
 def ahead(items: Iterable[I], work: Callable[[I], T], *, depth: int | None = None,

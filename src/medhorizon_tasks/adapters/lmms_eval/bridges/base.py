@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from tqdm import tqdm
 
-from ....core.video.ahead import ahead
+from ....core.video.ahead import ahead, by_video
 from ....core.video.planned_frames import PlannedFrames
 from ....core.video.size import SizeRule, requested_size
 from .frames import planned_frames
@@ -21,19 +21,34 @@ def request_visuals(model, request):
     return None if doc_to_visual is None else doc_to_visual(model.task_dict[task][split][doc_id])
 
 
+def request_video(model, request):
+    """The video a request's document points at (``(video_root, video_path)`` of the package's tasks), or None."""
+    _, _, _, doc_id, task, split = request.args[:6]
+    try:
+        doc = model.task_dict[task][split][doc_id]
+    except (AttributeError, KeyError, IndexError, TypeError):
+        return None
+    if not isinstance(doc, dict) or not doc.get("video_path"):
+        return None
+    return (doc.get("video_root"), doc["video_path"])
+
+
 def visuals_ahead(model, requests, rule: SizeRule | None = None):
-    """``(i, visuals)`` of every request, in order, the next requests' frames decoded on worker threads while
-    the caller answers the earlier ones (:func:`~medhorizon_tasks.core.video.ahead.ahead`: bounded in count and
-    bytes); each decoded at ``rule``'s size when given (the model's processor's own). A video error is part of
-    the visuals (``doc_to_visual`` records it for its item); any other error of a request is raised at it."""
+    """``(i, visuals)`` of every request ``i``, the requests of one video one after the other
+    (:func:`~medhorizon_tasks.core.video.ahead.by_video`: lmms-eval orders them by prompt length), the next
+    requests' frames decoded on worker threads while the caller answers the earlier ones
+    (:func:`~medhorizon_tasks.core.video.ahead.ahead`: bounded in count and bytes); each decoded at ``rule``'s
+    size when given (the model's processor's own). Callers put each answer at its ``i``. A video error is part
+    of the visuals (``doc_to_visual`` records it for its item); any other error of a request is raised at it."""
     def work(request):
         with requested_size(rule):
             return request_visuals(model, request)
 
-    for done in ahead(requests, work):
+    order = by_video(request_video(model, r) for r in requests)
+    for done in ahead([requests[i] for i in order], work):
         if done.error is not None:
             raise done.error
-        yield done.index, done.value
+        yield order[done.index], done.value
 
 
 def request_frames(model, request) -> PlannedFrames | None:
