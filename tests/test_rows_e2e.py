@@ -222,8 +222,8 @@ def test_minicpm_v_remote_code_gets_the_planned_frames_and_no_times(runs, synthe
     plan, digests = _frames_of(synthetic, sample)
     assert chat["frames"]["count"] == len(plan.timestamps) == 8 and chat["frames"]["sha1"] == digests
     assert chat["image_is_none"] and chat["roles"] == ["user"]
-    (question,) = chat["texts"]
-    assert question == sample["input"].replace("<image>", "")
+    question = sample["input"].replace("<image>", "")
+    assert chat["texts"] == [question], "the frames, then the question alone"
     # the whole prompt: one placeholder per frame, then the question; no time labels added
     assert chat["prompt"] == ("<|im_start|>user\n" + "(<image>./</image>)\n" * 8 + question
                               + "<|im_end|>\n<|im_start|>assistant\n")
