@@ -69,15 +69,15 @@ def _spy_env(spy: Path, **extra) -> dict:
 
 def _remote_env(root: Path, name: str, **extra) -> dict:
     """Remote code copied into a private modules cache; the stand-ins record into ``<name>_remote.jsonl``."""
-    return {tiny_remote_code.SPY_ENV: str(root / f"{name}_remote.jsonl"), "HF_MODULES_CACHE": str(root / f"{name}_modules"),
-            **extra}
+    return {tiny_remote_code.SPY_ENV: str(root / f"{name}_remote.jsonl"),
+            "HF_MODULES_CACHE": str(root / f"{name}_modules"), **extra}
 
 
 @pytest.fixture(scope="module")
 def runs(synthetic, tmp_path_factory):
     root = tmp_path_factory.mktemp("rows_e2e")
-    folders = {"gemma4": tiny_vlm.build_gemma4(root / "tiny_gemma4"), "molmo2": tiny_vlm.build_molmo2(root / "tiny_molmo2"),
-               "gemma3": tiny_vlm.build_gemma3(root / "tiny_gemma3"),
+    folders = {"gemma4": tiny_vlm.build_gemma4(root / "tiny_gemma4"),
+               "molmo2": tiny_vlm.build_molmo2(root / "tiny_molmo2"), "gemma3": tiny_vlm.build_gemma3(root / "tiny_gemma3"),
                "minicpm_v": tiny_remote_code.build_minicpm_v(root / "tiny_minicpm_v"),
                "videochat_flash": tiny_remote_code.build_videochat_flash(root / "tiny_videochat_flash"),
                "hulu_med": tiny_remote_code.build_hulu_med(root / "tiny_hulu_med")}
