@@ -77,7 +77,8 @@ def _remote_env(root: Path, name: str, **extra) -> dict:
 def runs(synthetic, tmp_path_factory):
     root = tmp_path_factory.mktemp("rows_e2e")
     folders = {"gemma4": tiny_vlm.build_gemma4(root / "tiny_gemma4"),
-               "molmo2": tiny_vlm.build_molmo2(root / "tiny_molmo2"), "gemma3": tiny_vlm.build_gemma3(root / "tiny_gemma3"),
+               "molmo2": tiny_vlm.build_molmo2(root / "tiny_molmo2"),
+               "gemma3": tiny_vlm.build_gemma3(root / "tiny_gemma3"),
                "minicpm_v": tiny_remote_code.build_minicpm_v(root / "tiny_minicpm_v"),
                "videochat_flash": tiny_remote_code.build_videochat_flash(root / "tiny_videochat_flash"),
                "hulu_med": tiny_remote_code.build_hulu_med(root / "tiny_hulu_med")}
