@@ -1,5 +1,5 @@
-"""Tiny, randomly initialised Qwen2.5-VL, Qwen3-VL and Gemma 4 checkpoints built offline (no download), and
-transformers' real Gemma 4 / Molmo2 processors over the same tokenizer.
+"""Tiny, randomly initialised Qwen2.5-VL, Qwen3-VL, Gemma 4, Molmo2 and Gemma 3 checkpoints built offline (no
+download), with transformers' real Gemma 4 / Molmo2 / Gemma 3 processors over the same tokenizer.
 
 A byte-level BPE tokenizer without merges over the 256 byte symbols plus the
 Qwen special tokens, Qwen2-VL's chat template, and configs of a few hundred
@@ -158,3 +158,69 @@ def build_gemma4(folder: Path) -> Path:
         image_token_id=ids["image_token"], video_token_id=tok.convert_tokens_to_ids("<|video|>"),
         boa_token_id=ids["boa_token"], eoa_token_index=ids["eoa_token"], audio_token_id=ids["audio_token"])
     return _save(folder, Gemma4ForConditionalGeneration(config), processor, tok)
+
+
+def build_molmo2(folder: Path) -> Path:
+    """A tiny Molmo2 (one-layer ViT at the video processor's 378 px / 14 px patches, 2-layer text model) with the
+    real Molmo2 processor above."""
+    from transformers import Molmo2Config, Molmo2ForConditionalGeneration
+
+    processor = molmo2_processor()
+    tok = processor.tokenizer
+    ids = tok.convert_tokens_to_ids
+    config = Molmo2Config(
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                           num_key_value_heads=2, head_dim=16, image_size=[378, 378], patch_size=14),
+        adapter_config=dict(vision_feature_layer=[-1], hidden_size=32, num_attention_heads=2, num_key_value_heads=2,
+                            head_dim=16, intermediate_size=64, text_hidden_size=32),
+        text_config=dict(vocab_size=len(tok), additional_vocab_size=0, hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                         max_position_embeddings=4096, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                         bos_token_id=tok.pad_token_id),
+        image_start_token_id=ids("<im_start>"), low_res_image_start_token_id=ids("<low_res_im_start>"),
+        image_end_token_id=ids("<im_end>"), image_patch_id=ids("<im_patch>"), frame_start_token_id=ids("<frame_start>"),
+        frame_end_token_id=ids("<frame_end>"))
+    return _save(folder, Molmo2ForConditionalGeneration(config), processor, tok)
+
+
+_GEMMA3_TOKENS = {"image_token": "<image_soft_token>", "boi_token": "<start_of_image>", "eoi_token": "<end_of_image>"}
+
+# Gemma 3's chat rules in a tiny template: the system text opens the first user turn, an image part is the
+# begin-of-image token (the processor expands it), a text part is trimmed; the model answers in a "model" turn
+GEMMA3_TEMPLATE = (
+    "{% if messages[0]['role'] == 'system' %}{% set prefix = messages[0]['content'][0]['text'] + '\\n\\n' %}"
+    "{% set turns = messages[1:] %}{% else %}{% set prefix = '' %}{% set turns = messages %}{% endif %}"
+    "{% for message in turns %}<start_of_turn>{{ 'model' if message['role'] == 'assistant' else message['role'] }}\n"
+    "{{ prefix if loop.first else '' }}{% if message['content'] is string %}{{ message['content'] | trim }}"
+    "{% else %}{% for item in message['content'] %}{% if item['type'] == 'image' %}<start_of_image>"
+    "{% elif item['type'] == 'text' %}{{ item['text'] | trim }}{% endif %}{% endfor %}{% endif %}<end_of_turn>\n"
+    "{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}")
+GEMMA3_IMAGE_TOKENS = 4  # a 28 px image of 7 px patches (4 x 4) pooled 2 x 2
+
+
+def gemma3_processor():
+    from transformers import Gemma3ImageProcessor, Gemma3Processor
+
+    tok = _tokenizer(_GEMMA3_TOKENS)
+    tok.chat_template = GEMMA3_TEMPLATE
+    return Gemma3Processor(image_processor=Gemma3ImageProcessor(size={"height": 28, "width": 28}), tokenizer=tok,
+                           chat_template=GEMMA3_TEMPLATE, image_seq_length=GEMMA3_IMAGE_TOKENS)
+
+
+def build_gemma3(folder: Path) -> Path:
+    """A tiny Gemma 3 (MedGemma 1.5's architecture) with the real Gemma 3 processor."""
+    from transformers import Gemma3Config, Gemma3ForConditionalGeneration
+
+    processor = gemma3_processor()
+    tok = processor.tokenizer
+    ids = {name: tok.convert_tokens_to_ids(token) for name, token in _GEMMA3_TOKENS.items()}
+    config = Gemma3Config(
+        text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=1, head_dim=16, query_pre_attn_scalar=16,
+                         max_position_embeddings=4096, sliding_window=64, pad_token_id=tok.pad_token_id,
+                         eos_token_id=tok.eos_token_id, bos_token_id=tok.pad_token_id),
+        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                           image_size=28, patch_size=7),
+        mm_tokens_per_image=GEMMA3_IMAGE_TOKENS, boi_token_index=ids["boi_token"], eoi_token_index=ids["eoi_token"],
+        image_token_index=ids["image_token"])
+    return _save(folder, Gemma3ForConditionalGeneration(config), processor, tok)
