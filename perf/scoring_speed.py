@@ -441,7 +441,10 @@ def timed(owner, name, key):  # a module's function, or a dict's entry
 t0 = clock()
 from medhorizon_tasks.commands import main as cli
 from medhorizon_tasks.core import extract, stats
-from medhorizon_tasks.core.extract import stored
+try:  # the extraction cache (absent from a checkout older than it, which this script can also time)
+    from medhorizon_tasks.core.extract import stored
+except ImportError:
+    stored = None
 from medhorizon_tasks.benchmarks.medhorizon import release, scoring
 spent["import (cli + score path)"] = clock() - t0
 timed(release, "load_release", "load release")
@@ -451,8 +454,9 @@ timed(extract.EXTRACTIONS, "default", "extraction (ours: extract_choice)")
 timed(extract.EXTRACTIONS, "authors", "extraction (authors' rule, beside)")
 timed(scoring, "report", "report + Wilson CIs")
 timed(stats, "pairwise_mcnemar", "pairwise McNemar + Holm")
-timed(stored, "_load", "extraction cache: look-up")
-timed(stored, "_store", "extraction cache: write")
+if stored is not None:
+    timed(stored, "_load", "extraction cache: look-up")
+    timed(stored, "_store", "extraction cache: write")
 argvs = json.loads(sys.argv[1])
 t = clock()
 for argv in argvs:
