@@ -39,7 +39,13 @@ gives every run's accuracy with its Wilson interval, so it is the one-command wa
 * in process: ``medhorizon_tasks.commands.main.main([...])`` 26 times in one fresh interpreter (import
   cost paid once, and reported), output captured;
 * as 26 commands: ``.venv/bin/medhorizon-tasks`` in subprocesses (interpreter start and
-  imports paid by each).
+  imports paid by each);
+* as 26 commands with the extraction cache off (``MEDHORIZON_EXTRACTION_CACHE=off``): ``compare`` then
+  reads every answer again instead of reading what the 25 ``score`` commands stored.
+
+Each repetition starts with an empty extraction cache of its own (``core/extract/stored.py``): the 25
+``score`` commands read every answer (none of these files was scored before) and store the readings, and
+``compare`` finds them, as it does when a user scores runs and then compares them.
 
 Where the time goes: one more in-process run with timers wrapped around the package's
 functions (load release, read predictions, extraction, report/CIs, pairwise tests) and
@@ -50,6 +56,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import resource
@@ -376,9 +383,24 @@ print(json.dumps(out))
 """
 
 
-def in_process(data: Path, preds: list[Path]) -> dict:
+def _env(cache: str | Path) -> dict:
+    """This process's environment with the extraction cache in the folder ``cache``, a new one for each
+    repetition (each starts cold, as a user's first ``score`` of a file does), or ``off``; and Python's
+    default of keeping compiled bytecode (``PYTHONDONTWRITEBYTECODE`` is not passed on: without .pyc files
+    every command compiles the package's sources again, about 0.05 s each, which no installed package does)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "MEDHORIZON_EXTRACTION_CACHE": str(cache)}
+
+
+def warm_up(data: Path, preds: list[Path], cache: Path) -> None:
+    """One command of each kind before timing: its bytecode written, as after an install."""
+    for argv in (_argv(data, preds)[0], _argv(data, preds)[-1], ["--help"]):
+        subprocess.run([str(BIN), *argv], capture_output=True, check=True, env=_env(cache))
+
+
+def in_process(data: Path, preds: list[Path], cache: str | Path) -> dict:
     res = subprocess.run([sys.executable, "-c", _INPROCESS, json.dumps(_argv(data, preds))],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=_env(cache))
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -387,11 +409,12 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def as_commands(data: Path, preds: list[Path]) -> dict:
+def as_commands(data: Path, preds: list[Path], cache: str | Path) -> dict:
     times = []
+    env = _env(cache)
     for argv in _argv(data, preds):
         t, c = time.perf_counter(), _children_cpu()
-        subprocess.run([str(BIN), *argv], capture_output=True, check=True)
+        subprocess.run([str(BIN), *argv], capture_output=True, check=True, env=env)
         times.append((time.perf_counter() - t, _children_cpu() - c))
     return {kind: {"score": sum(x[i] for x in times[:-1]), "compare": times[-1][i]}
             for i, kind in enumerate(("wall", "cpu"))}
@@ -418,6 +441,10 @@ def timed(owner, name, key):  # a module's function, or a dict's entry
 t0 = clock()
 from medhorizon_tasks.commands import main as cli
 from medhorizon_tasks.core import extract, stats
+try:  # the extraction cache (absent from a checkout older than it, which this script can also time)
+    from medhorizon_tasks.core.extract import stored
+except ImportError:
+    stored = None
 from medhorizon_tasks.benchmarks.medhorizon import release, scoring
 spent["import (cli + score path)"] = clock() - t0
 timed(release, "load_release", "load release")
@@ -427,6 +454,9 @@ timed(extract.EXTRACTIONS, "default", "extraction (ours: extract_choice)")
 timed(extract.EXTRACTIONS, "authors", "extraction (authors' rule, beside)")
 timed(scoring, "report", "report + Wilson CIs")
 timed(stats, "pairwise_mcnemar", "pairwise McNemar + Holm")
+if stored is not None:
+    timed(stored, "_load", "extraction cache: look-up")
+    timed(stored, "_store", "extraction cache: write")
 argvs = json.loads(sys.argv[1])
 t = clock()
 for argv in argvs:
@@ -438,9 +468,9 @@ print(json.dumps(spent))
 """
 
 
-def breakdown(data: Path, preds: list[Path]) -> dict:
+def breakdown(data: Path, preds: list[Path], cache: str | Path) -> dict:
     res = subprocess.run([sys.executable, "-c", _BREAKDOWN, json.dumps(_argv(data, preds))],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=_env(cache))
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -449,7 +479,7 @@ def score_path_imports(top: int = 6) -> list[tuple[str, float]]:
     res = subprocess.run([sys.executable, "-X", "importtime", "-c",
                           "from medhorizon_tasks.commands.main import build_parser; build_parser(['score']); "
                           "import medhorizon_tasks.benchmarks.medhorizon.scoring"],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, env=_env("off"))
     rows = []
     for line in res.stderr.splitlines():
         m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)", line)
@@ -474,7 +504,7 @@ def help_times(reps: int) -> list[tuple[str, float]]:
         times = []
         for _ in range(reps):
             t = time.perf_counter()
-            subprocess.run([str(BIN), *argv], capture_output=True, check=True)
+            subprocess.run([str(BIN), *argv], capture_output=True, check=True, env=_env("off"))
             times.append(time.perf_counter() - t)
         out.append((" ".join(argv), statistics.median(times)))
     return out
@@ -504,7 +534,11 @@ def run(reps: int, subprocesses: bool, out=print) -> float:
         def med(runs: list[dict], kind: str, key: str) -> float:
             return statistics.median(r[kind][key] for r in runs)
 
-        inproc = [in_process(data, preds) for _ in range(reps)]
+        caches = iter(folder / f"extractions{k}" for k in range(10 * reps))  # a cold cache for each repetition
+        warm_up(data, preds, next(caches))
+        out("  (bytecode compiled by a first command of each kind, as for an installed package; each repetition "
+            "with an empty extraction cache)")
+        inproc = [in_process(data, preds, next(caches)) for _ in range(reps)]
         total_in = {kind: sum(med(inproc, kind, k) for k in ("import", "score", "compare")) for kind in ("wall", "cpu")}
         rows = []
         for kind in ("wall", "cpu"):
@@ -512,18 +546,23 @@ def run(reps: int, subprocesses: bool, out=print) -> float:
                                                                  for k in ("import", "score", "compare")),
                          f"{total_in[kind]:.2f}"])
         if subprocesses:
-            cmds = [as_commands(data, preds) for _ in range(reps)]
+            cmds = [as_commands(data, preds, next(caches)) for _ in range(reps)]
             total_cmd = {kind: med(cmds, kind, "score") + med(cmds, kind, "compare") for kind in ("wall", "cpu")}
             for kind in ("wall", "cpu"):
                 rows.append([f"as 26 commands ({kind})", "(each)", f"{med(cmds, kind, 'score'):.2f}",
                              f"{med(cmds, kind, 'compare'):.2f}", f"{total_cmd[kind]:.2f}"])
+            off = [as_commands(data, preds, "off") for _ in range(reps)]
+            for kind in ("wall", "cpu"):
+                rows.append([f"as 26 commands, extraction cache off ({kind})", "(each)",
+                             f"{med(off, kind, 'score'):.2f}", f"{med(off, kind, 'compare'):.2f}",
+                             f"{med(off, kind, 'score') + med(off, kind, 'compare'):.2f}"])
         for line in _table(["", "import", f"{N_RUNS} x score", "compare", "total"], rows):
             out("  " + line)
         out("  (wall: elapsed time; cpu: user + system time of the process(es), what an idle machine would show)")
 
         out("")
         out("where the time goes (one in-process run, CPU timers around the package's functions):")
-        spent = breakdown(data, preds)
+        spent = breakdown(data, preds, next(caches))
         total = sum(spent.values())
         for line in _table(["", "cpu s", "share"],
                            [[k, f"{v:.2f}", f"{100 * v / total:.0f}%"] for k, v in spent.items()]):

@@ -19,6 +19,8 @@ from medhorizon_tasks.data.synthetic import medhorizon as S
 os.environ.setdefault("MEDHORIZON_IDENTITY_DB", os.path.join(tempfile.mkdtemp(prefix="mh-ids-"), "ids.sqlite3"))
 # Likewise the videos' packet indices (core.video.index_store).
 os.environ.setdefault("MEDHORIZON_INDEX_CACHE", tempfile.mkdtemp(prefix="mh-index-"))
+# And the answers read by `score` (core.extract.stored), which `compare` reuses.
+os.environ.setdefault("MEDHORIZON_EXTRACTION_CACHE", tempfile.mkdtemp(prefix="mh-extractions-"))
 
 
 @pytest.fixture(scope="session")

@@ -50,7 +50,7 @@ def _modules_after(argv: list[str]) -> set[str]:
 
 
 # what the main command needs before it knows which command it runs
-STARTUP = {f"medhorizon_tasks.commands.{m}" for m in ("main", "help", "common", "launch", "data_args")}
+STARTUP = {f"medhorizon_tasks.commands.{m}" for m in ("main", "help", "examples", "common", "launch", "data_args")}
 
 
 @pytest.mark.parametrize("argv, own", [

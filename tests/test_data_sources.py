@@ -63,6 +63,54 @@ def test_the_synthetic_data_is_inferred_from_the_samples_of_a_synthetic_task(syn
     assert status == 2 and "no MedHorizon data given" in err
 
 
+def test_the_benchmark_is_inferred_from_the_samples_task(synthetic_build, surghi_sample, tmp_path, capsys,
+                                                       monkeypatch):
+    """Issue 26: `score` (and `compare`, `leaderboard make`) of a Sureon or SurgHiBench synthetic task's samples
+    need neither --benchmark nor --data."""
+    from medhorizon_tasks.benchmarks.sureon.items import load_items
+    from medhorizon_tasks.data.synthetic.sureon import build_sureon_sample
+
+    for env in ("MEDHORIZON_DATA", "SUREON_DATA", "SURGHI_DATA"):
+        monkeypatch.delenv(env, raising=False)
+    items = load_items(build_sureon_sample().data_path)
+    rows = [{"uid": it.uid, "prediction": "A"} for it in items]
+    sureon = _write(tmp_path / "20260101_samples_sureon_synthetic_visual.jsonl", rows)
+    status, rep, err = _score(capsys, "--predictions", str(sureon))
+    given = _score(capsys, "--benchmark", "sureon", "--synthetic", "--predictions", str(sureon))[1]
+    assert status == 0 and rep == given and "mu" in rep and "samples of a synthetic task" in err
+    blind = _write(tmp_path / "20260102_samples_sureon_synthetic_blind.jsonl", rows)
+    assert main(["compare", str(sureon), str(blind), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == sum(it.kind != "sm" for it in items)
+
+    truth = surghi_sample.annotations_path.read_text()
+    surghi = tmp_path / "20260101_samples_surghi_synthetic.jsonl"
+    surghi.write_text(truth)  # the annotations as predictions: every frame right
+    status, rep, _ = _score(capsys, "--predictions", str(surghi))
+    assert status == 0 and rep == _score(capsys, "--benchmark", "surghi", "--synthetic", "--predictions",
+                                         str(surghi))[1]
+    assert rep["datasets"]
+
+    sub = tmp_path / "sub.json"
+    assert main(["leaderboard", "make", "--predictions", str(sureon), "--model", "m", "--model-size", "1B",
+                 "--mode", "visual", "--out", str(sub)]) == 0
+    assert json.loads(sub.read_text())["metadata"]["benchmark"] == "sureon"
+
+
+def test_without_a_benchmark_other_files_are_refused_and_compare_keeps_its_default(synthetic, tmp_path, capsys):
+    plain = _write(tmp_path / "plain.jsonl", _answers(synthetic, 1))
+    status, _, err = _score(capsys, "--data", str(synthetic.data_path), "--predictions", str(plain))
+    assert status == 2 and "--benchmark is required" in err
+    # two benchmarks' samples name no one benchmark
+    a = _write(tmp_path / "1_samples_medhorizon_synthetic.jsonl", _answers(synthetic, 1))
+    b = _write(tmp_path / "2_samples_sureon_synthetic_visual.jsonl", _answers(synthetic, 1))
+    status, _, err = _score(capsys, "--predictions", str(a))
+    assert status == 0
+    assert main(["compare", str(a), str(plain), "--data", str(synthetic.data_path), "--json"]) == 0  # medhorizon
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--data", str(synthetic.data_path), "--json"]) == 0  # medhorizon too
+    assert json.loads(capsys.readouterr().out)["n"] == 88
+
+
 def test_synthetic_and_data_together_are_refused(synthetic, tmp_path, capsys):
     preds = _write(tmp_path / "run.jsonl", _answers(synthetic, 1))
     status, _, err = _score(capsys, "--benchmark", "medhorizon", "--synthetic", "--data", str(synthetic.data_path),

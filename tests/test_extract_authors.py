@@ -130,7 +130,7 @@ def test_extraction_authors_scores_with_the_authors_rule_and_shows_ours_beside(r
 def test_records_carry_both_readings(release, tmp_path, capsys):
     out = tmp_path / "records.jsonl"
     main(["score", "--benchmark", "medhorizon", "--data", str(release), "--predictions", str(_preds(tmp_path)),
-          "--records", str(out)])
+          "--out", str(out)])
     capsys.readouterr()
     recs = {r["uid"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert recs["1"]["extraction"] == "default"

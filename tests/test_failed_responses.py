@@ -60,7 +60,7 @@ def test_medhorizon_score_counts_failures_and_lists_them(synthetic, tmp_path, ca
     preds = tmp_path / "preds.jsonl"
     preds.write_text("".join(json.dumps(r) + "\n" for r in rows))
     args = ["score", "--benchmark", "medhorizon", "--data", str(synthetic.data_path), "--predictions", str(preds)]
-    assert main([*args, "--json", "--records", str(tmp_path / "records.jsonl")]) == 0
+    assert main([*args, "--json", "--out", str(tmp_path / "records.jsonl")]) == 0
     rep = json.loads(capsys.readouterr().out)
     o = rep["overall"]
     assert (o["correct"], o["n"]) == (len(items) - len(cases), len(items))

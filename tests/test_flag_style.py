@@ -12,11 +12,11 @@ from medhorizon_tasks.commands.main import build_parser, main
 # idea -> (the spelling, spellings of the same idea that must not appear)
 IDEAS = {
     "where outputs go": ("--out", {"--output", "--output-path", "--output-dir", "--out-dir", "--outdir", "--work-dir",
-                                   "--report", "--results", "--save", "--dest"}),
+                                   "--report", "--results", "--save", "--dest", "--records", "--write"}),
     "the data": ("--data", {"--annotations", "--src", "--source-file", "--data-dir", "--dataset", "--items",
                             "--release", "--input-data"}),
     "the video root": ("--video-root", {"--root", "--videos", "--video-dir", "--videos-dir"}),
-    "quiet": ("--quiet", {"--no-progress", "--silent", "--no-progress-bar"}),
+    "quiet": ("--quiet", {"--no-progress", "--silent", "--no-progress-bar", "--verbose", "--echo", "--progress"}),
     "the model's size": ("--model-size", {"--size", "--params"}),
 }
 # lmms-eval's flags, spelled as lmms-eval spells them where the package hands them to lmms-eval
@@ -38,6 +38,20 @@ def test_one_spelling_per_idea():
 
 def test_dashes_not_underscores():
     wrong = [f"{command} {flag}" for command, flag in _options() if "_" in flag and flag not in PASSED_THROUGH]
+    assert not wrong, wrong
+
+
+def test_long_options_only():
+    """One name per option: no short aliases (``-o`` beside ``--out`` in one command, not in the others), only
+    argparse's own ``-h``."""
+    wrong = [f"{command} {flag}" for command, flag in _options() if not flag.startswith("--") and flag != "-h"]
+    assert not wrong, wrong
+
+
+def test_one_name_per_option():
+    """An option has one spelling in ``--help``; its old ones are hidden (checked below)."""
+    wrong = [f"{' '.join(words)} {action.option_strings}" for words, parser, _ in walk(build_parser())
+             for action in parser._actions if len(action.option_strings) > 1 and action.option_strings != ["-h", "--help"]]
     assert not wrong, wrong
 
 
@@ -63,6 +77,13 @@ OLD = [
     (["leaderboard", "make", "--benchmark", "medhorizon", "--predictions", "P", "--model", "M", "--size", "7B"],
      "--size", "size", "7B"),
     (["protocol", "qwen3_vl_8b", "--output-path", "X"], "--output-path", "out", "X"),
+    (["score", "--benchmark", "medhorizon", "--predictions", "P", "--records", "R"], "--records", "out", "R"),
+    (["leaderboard", "make", "--benchmark", "medhorizon", "--predictions", "P", "--model", "M", "--model-size", "7B",
+      "-o", "S"], "-o", "out", "S"),
+    (["leaderboard", "build", "S", "-o", "B"], "-o", "out", "B"),
+    # --verbose echoed lmms-eval's output, which is now the default (--quiet hides it): the old switch says so
+    (["diagnose", "order", "--model", "M", "--verbose"], "--verbose", "quiet", False),
+    (["sweep", "--model", "M", "--quiet", "--verbose"], "--verbose", "quiet", False),
 ]
 
 
@@ -72,6 +93,15 @@ def test_an_old_spelling_still_works_and_says_it_is_deprecated(argv, old, dest, 
     assert getattr(args, dest) == value
     err = capsys.readouterr().err
     assert f"{old} is deprecated, use --" in err
+
+
+def test_the_old_spellings_of_one_command_are_the_ones_tested():
+    """Each tested old spelling is hidden by the command it is tested with (not merely accepted somewhere)."""
+    parsers = {" ".join(words): parser for words, parser, _ in walk(build_parser())}
+    for argv, old, _, _ in OLD:
+        words = [w for w in argv if not w.startswith("-")][:2]
+        command = " ".join(words) if " ".join(words) in parsers else words[0]
+        assert old in deprecated_spellings(parsers[command]), (command, old)
 
 
 def test_every_old_spelling_is_tested_and_hidden_from_help():

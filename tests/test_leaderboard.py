@@ -229,7 +229,7 @@ def test_make_from_plain_predictions_and_lmms_samples(tmp_path, files, data, cap
     out = tmp_path / "sub.json"
     rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"],
                          "--predictions", plain, "--model", "Needle <7B>", "--model-size", "7B", "--fps", "1",
-                         "--cap", "64", "--date", "2025-01-31", "-o", out)
+                         "--cap", "64", "--date", "2025-01-31", "--out", out)
     assert rc == 0, err
     sub = json.loads(out.read_text())
     assert sub["format"] == "medhorizon-tasks-submission" and sub["format_version"] == 1
@@ -273,7 +273,7 @@ def test_make_sureon_and_surghi(tmp_path, files, data, capsys):
     out = tmp_path / "g.json"
     rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "surghi", "--data", files["surghi"],
                          "--hierarchy", files["hierarchy"], "--predictions", tmp_path / "g.csv", "--model", "clip",
-                         "--model-size", "0.4B", "--frames", "16", "-o", out)
+                         "--model-size", "0.4B", "--frames", "16", "--out", out)
     assert rc == 0, err
     sub = json.loads(out.read_text())
     assert sub["predictions"][0] == {"dataset": "toyA", "video": "vid0", "frame": 0, "phase": "prep",
@@ -286,7 +286,7 @@ def test_make_refuses_missing_items_unless_asked(tmp_path, files, data, capsys):
     d = data["medhorizon"]
     plain = write_jsonl(tmp_path / "preds.jsonl", [{"uid": it.uid, "prediction": it.answer} for it in d.items[:50]])
     args = ["leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"], "--predictions", plain,
-            "--model", "m", "--model-size", "7B", "-o", tmp_path / "sub.json"]
+            "--model", "m", "--model-size", "7B", "--out", tmp_path / "sub.json"]
     rc, _, err = run_cli(capsys, *args)
     assert rc == 2 and "missing id(s): 2 of the 52 items of the data have no prediction: 50, 51" in err
     assert not (tmp_path / "sub.json").exists()
@@ -582,7 +582,7 @@ def test_build_command_three_benchmarks(tmp_path, files, data, capsys):
     out = tmp_path / "board"
     rc, stdout, err = run_cli(capsys, "leaderboard", "build", *paths, "--data", f"medhorizon={files['medhorizon']}",
                               "--data", f"sureon={files['sureon']}", "--data", f"surghi={files['surghi']}",
-                              "--hierarchy", files["hierarchy"], "-o", out, "--n-resamples", "50", "--title", "Boards")
+                              "--hierarchy", files["hierarchy"], "--out", out, "--n-resamples", "50", "--title", "Boards")
     assert rc == 0, err
     assert "MedHorizon: 2 entries" in stdout and "SurgHiBench: 2 entries" in stdout
     rows = _csv_rows((out / "leaderboard.csv").read_text())
@@ -597,7 +597,7 @@ def test_build_command_three_benchmarks(tmp_path, files, data, capsys):
 
     # A --data without a benchmark cannot serve two benchmarks.
     rc, _, err = run_cli(capsys, "leaderboard", "build", paths[0], paths[2], "--data", files["medhorizon"],
-                         "-o", tmp_path / "other")
+                         "--out", tmp_path / "other")
     assert rc == 2 and (f"--data {files['medhorizon']} names no benchmark, and the submissions are for medhorizon "
                         "and sureon: pass --data medhorizon=PATH --data sureon=PATH") in err
     # Bad data is reported as the data's problem (exit 2), naming the benchmark.
@@ -676,7 +676,7 @@ def test_a_submission_for_another_benchmark_says_so(tmp_path, files, data, capsy
     release = files["medhorizon"]
     for args, given in [(["validate", so, "--data", release], release),
                         (["validate", so, "--data", f"sureon={release}"], f"sureon={release}"),
-                        (["build", so, "--data", release, "-o", tmp_path / "b"], release)]:
+                        (["build", so, "--data", release, "--out", tmp_path / "b"], release)]:
         rc, out, err = run_cli(capsys, "leaderboard", *args)
         assert rc == 2 and not out
         assert err == (f"medhorizon-tasks leaderboard: error: {so}: this is a sureon submission, not medhorizon: "
@@ -719,12 +719,12 @@ def test_build_on_a_full_disk_is_one_message_and_keeps_the_previous_board(tmp_pa
     a = S.write_submission(mcq_submission(d, "A", lambda i: True), tmp_path / "a.json")
     b = S.write_submission(mcq_submission(d, "B", lambda i: i % 2 == 0), tmp_path / "b.json")
     out = tmp_path / "board"
-    rc, _, err = run_cli(capsys, "leaderboard", "build", a, "--data", files["medhorizon"], "-o", out,
+    rc, _, err = run_cli(capsys, "leaderboard", "build", a, "--data", files["medhorizon"], "--out", out,
                          "--n-resamples", "20")
     assert rc == 0, err
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     _disk_full(monkeypatch, out)
-    rc, stdout, err = run_cli(capsys, "leaderboard", "build", a, b, "--data", files["medhorizon"], "-o", out,
+    rc, stdout, err = run_cli(capsys, "leaderboard", "build", a, b, "--data", files["medhorizon"], "--out", out,
                               "--n-resamples", "20")
     assert rc == 2 and not stdout
     assert err == (f"medhorizon-tasks leaderboard: error: cannot write {out / 'leaderboard.md'}: "
@@ -732,12 +732,12 @@ def test_build_on_a_full_disk_is_one_message_and_keeps_the_previous_board(tmp_pa
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # all three as they were, no temporary file
 
     rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"],
-                         "--predictions", tmp_path / "none.jsonl", "--model", "m", "--model-size", "1B", "-o", out / "s.json")
+                         "--predictions", tmp_path / "none.jsonl", "--model", "m", "--model-size", "1B", "--out", out / "s.json")
     assert rc == 2 and "file not found" in err
     preds = tmp_path / "preds.jsonl"
     preds.write_text("".join(json.dumps({"uid": it.uid, "prediction": it.answer}) + "\n" for it in d.items))
     rc, _, err = run_cli(capsys, "leaderboard", "make", "--benchmark", "medhorizon", "--data", files["medhorizon"],
-                         "--predictions", preds, "--model", "m", "--model-size", "1B", "-o", out / "s.json")
+                         "--predictions", preds, "--model", "m", "--model-size", "1B", "--out", out / "s.json")
     assert rc == 2 and err == (f"medhorizon-tasks leaderboard: error: cannot write {out / 's.json'}: "
                                "No space left on device\n")
     assert sorted(p.name for p in out.iterdir()) == sorted(before)

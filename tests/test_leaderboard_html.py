@@ -211,7 +211,7 @@ def wide_boards(tmp_path):
 def test_page_fits_1400_px_and_carries_its_title(tmp_path, wide_boards, capsys):
     paths, data = wide_boards
     title = "Surgical video models <2026> & friends"
-    assert main(["leaderboard", "build", *map(str, paths), *data, "-o", str(tmp_path / "board"),
+    assert main(["leaderboard", "build", *map(str, paths), *data, "--out", str(tmp_path / "board"),
                  "--title", title]) == 0
     page = tmp_path / "board" / "leaderboard.html"
     dom = dump_dom(page, tmp_path / "profile", "--window-size=1400,900")
@@ -239,10 +239,10 @@ def test_page_fits_1400_px_and_carries_its_title(tmp_path, wide_boards, capsys):
 
 def test_default_title_names_the_benchmarks(tmp_path, wide_boards, capsys):
     paths, data = wide_boards
-    assert main(["leaderboard", "build", *map(str, paths[:3]), *data, "-o", str(tmp_path / "one")]) == 0
+    assert main(["leaderboard", "build", *map(str, paths[:3]), *data, "--out", str(tmp_path / "one")]) == 0
     page = (tmp_path / "one" / "leaderboard.html").read_text()
     assert "<title>MedHorizon leaderboard</title>" in page and "<h1>MedHorizon leaderboard</h1>" in page
-    assert main(["leaderboard", "build", *map(str, paths), *data, "-o", str(tmp_path / "all")]) == 0
+    assert main(["leaderboard", "build", *map(str, paths), *data, "--out", str(tmp_path / "all")]) == 0
     page = (tmp_path / "all" / "leaderboard.html").read_text()
     assert "<title>MedHorizon, Sureon and SurgHiBench leaderboards</title>" in page
     capsys.readouterr()

@@ -74,10 +74,10 @@ def test_a_leaderboard_of_the_synthetic_surghi_sample_sets_no_entry_beside_the_p
     ann = str(surghi_sample.annotations_path)
     sub = tmp_path / "hypersurg.json"
     assert main(["leaderboard", "make", "--benchmark", "surghi", "--data", ann, "--predictions", ann, "--model",
-                 "HyperSurg", "--size", "unknown", "--fps", "1", "--frames", "16", "-o", str(sub)]) == 0
+                 "HyperSurg", "--model-size", "unknown", "--fps", "1", "--frames", "16", "--out", str(sub)]) == 0
     capsys.readouterr()
     board = tmp_path / "board"
-    assert main(["leaderboard", "build", str(sub), "--data", f"surghi={ann}", "-o", str(board), "--n-resamples",
+    assert main(["leaderboard", "build", str(sub), "--data", f"surghi={ann}", "--out", str(board), "--n-resamples",
                  "50"]) == 0
     out = capsys.readouterr().out
     assert "Published values beside these entries" not in out
@@ -85,7 +85,7 @@ def test_a_leaderboard_of_the_synthetic_surghi_sample_sets_no_entry_beside_the_p
     assert "Published values beside these entries" not in md and "Difference" not in md
     assert ("Not comparable with the SurgHiBench paper's published rows: the paper's Overall is the mean over "
             "BernBypass70, GraSP, MIPO, StrasbyPass70; this run's datasets are SynthDAG, SynthTree.") in md
-    assert main(["leaderboard", "build", str(sub), "--data", f"surghi={ann}", "-o", str(board), "--n-resamples",
+    assert main(["leaderboard", "build", str(sub), "--data", f"surghi={ann}", "--out", str(board), "--n-resamples",
                  "50", "--paper-row", "HyperSurg=HyperSurg"]) == 2
     err = capsys.readouterr().err
     assert "--paper-row HyperSurg=HyperSurg: not set beside the paper's SurgHiBench Table 2: the paper's Overall" in err
@@ -140,13 +140,13 @@ def test_a_run_without_the_blurring_pass_is_labelled_everywhere(tmp_path, capsys
     for name, preds in (("Qwen3-VL-8B-Instruct", noblur), ("Blurred", blurred)):
         sub = tmp_path / f"{name}.json"
         assert main(["leaderboard", "make", "--benchmark", "sureon", "--data", str(data), "--predictions",
-                     str(preds), "--model", name, "--size", "8B", "--frames", "8", "-o", str(sub)]) == 0
+                     str(preds), "--model", name, "--model-size", "8B", "--frames", "8", "--out", str(sub)]) == 0
         subs.append(str(sub))
     assert json.loads((tmp_path / "Qwen3-VL-8B-Instruct.json").read_text())["metadata"]["departures"] == ["no blur"]
     assert "departures" not in json.loads((tmp_path / "Blurred.json").read_text())["metadata"]
     capsys.readouterr()
     board = tmp_path / "board"
-    assert main(["leaderboard", "build", *subs, "--data", f"sureon={data}", "-o", str(board), "--n-resamples",
+    assert main(["leaderboard", "build", *subs, "--data", f"sureon={data}", "--out", str(board), "--n-resamples",
                  "50"]) == 0
     out = capsys.readouterr().out
     paper_part = out.split("Published values beside these entries:")[1]

@@ -13,6 +13,7 @@ every run and ``--help`` of that command (scikit-learn, when every parser was bu
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -92,3 +93,29 @@ def test_starting_a_command_imports_no_heavy_library(argv):
             f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stderr.strip().splitlines()[-1] == "[]", res.stderr
+
+
+def test_scoring_plain_predictions_imports_no_numpy(tmp_path):
+    """A whole ``score`` of a release and a predictions file (what scoring_speed.py times 25 times) runs without
+    numpy (0.1 s of each command's start here: the oracle's frame planner brought it), nor any library of HEAVY;
+    ``compare`` (McNemar, Holm) without any of HEAVY."""
+    release = tmp_path / "release.jsonl"
+    qa = [{"uid": k, "question": f"q{k}", "options": ["Preparation", "Dissection", "Clipping", "Closure"],
+           "answer": "ABCD"[k % 4], "task_id": "PR"} for k in range(8)]
+    release.write_text(json.dumps({"key": "v0", "dataset": "AutoLaparo", "video_path": "a/v0.mp4", "num_frames": 600,
+                                   "fps": 1.0, "duration_seconds": 600.0, "qa": qa}) + "\n")
+    preds = tmp_path / "run.jsonl"
+    preds.write_text("".join(json.dumps({"uid": k, "prediction": f"The answer is {'ABCD'[k % 3]}."}) + "\n"
+                             for k in range(8)))
+    code = ("import sys, contextlib, io\nfrom medhorizon_tasks.commands.main import main\n"
+            "def loaded(names):\n    return sorted(m for m in names if m in sys.modules)\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main(['score', '--benchmark', 'medhorizon', '--data', {str(release)!r}, '--predictions', "
+            f"{str(preds)!r}, '--json']) == 0\n"
+            f"    print(loaded({('numpy', *HEAVY)!r}), file=sys.stderr)\n"
+            f"    assert main(['compare', {str(preds)!r}, {str(preds)!r}, '--labels', 'a,b', '--data', {str(release)!r}])"
+            " == 0\n"
+            f"    print(loaded({HEAVY!r}), file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.strip().splitlines()[-2:] == ["[]", "[]"], res.stderr

@@ -604,7 +604,7 @@ def test_score_records_on_a_full_disk_is_one_message(tmp_path, disk_full, capsys
     out.mkdir()
     disk_full(out)
     rc = main(["score", "--benchmark", "medhorizon", "--data", str(release), "--predictions", str(preds),
-               "--records", str(out / "records.jsonl")])
+               "--out", str(out / "records.jsonl")])
     err = capsys.readouterr().err
     assert rc == 2
     assert err == f"medhorizon-tasks score: error: cannot write {out / 'records.jsonl'}: No space left on device\n"

@@ -203,3 +203,18 @@ def test_the_sureon_task_reads_its_items_as_the_scorer_does(tmp_path):
     docs = task._dataset(path, tmp_path).to_list()
     assert [d["uid"] for d in docs] == ["q0", "t0", "m0"]
     assert task._item(docs[0]).question == "What happens\u2028next\x85?"
+
+
+@pytest.mark.parametrize("digit", ["7", "\u0663"])  # an ASCII digit, an Arabic-Indic one (both \d)
+def test_an_over_long_integer_is_found_wherever_it_starts(digit):
+    """loads_json searches for a run of over 308 digits only where one may be (a digit at a multiple of 309): a run
+    starting at any offset is still found."""
+    from medhorizon_tasks.core import safeio
+
+    for at in range(0, 2 * (safeio.MAX_INT_DIGITS + 1) + 3):
+        text = " " * at + '{"x": "' + digit * (safeio.MAX_INT_DIGITS + 1) + '"}'
+        assert safeio._may_hold_long_digits(text), at
+        assert safeio._may_hold_long_digits(text) >= (safeio._LONG_DIGITS.search(text) is not None)
+    assert not safeio._may_hold_long_digits('{"x": "' + "ab" * 400 + '"}')
+    with pytest.raises(safeio.DataError, match="digits"):
+        safeio.loads_json(" " * 100 + "9" * 400, source="s")

@@ -176,7 +176,7 @@ def test_records_file_has_one_record_per_item(release, tmp_path, capsys):
     rows = [{"uid": 0, "prediction": "<think>maybe B</think> The answer is A"}]
     recs = tmp_path / "records.jsonl"
     run_cli("score", "--benchmark", "medhorizon", "--data", str(release), "--predictions",
-            str(write_preds(tmp_path, rows)), "--records", str(recs), "--mode", "visual", capsys=capsys)
+            str(write_preds(tmp_path, rows)), "--out", str(recs), "--mode", "visual", capsys=capsys)
     lines = [json.loads(x) for x in recs.read_text().splitlines()]
     assert len(lines) == 26
     first = lines[0]

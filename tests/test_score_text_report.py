@@ -102,7 +102,7 @@ def test_help_says_what_the_tool_does(capsys):
 
 
 def test_a_records_file_is_scored_from_its_raw_outputs_not_its_gold_answers(synthetic, tmp_path, capsys):
-    """`score --records` output fed back to `score` (or `compare`): its `answer` field is the gold answer, so
+    """`score --out` records fed back to `score` (or `compare`): its `answer` field is the gold answer, so
     reading it as the prediction would print 100%; the records' raw outputs and video errors are used."""
     items = load_release(synthetic.data_path)
     preds = tmp_path / "p.jsonl"
@@ -110,7 +110,7 @@ def test_a_records_file_is_scored_from_its_raw_outputs_not_its_gold_answers(synt
                              for it in items))
     records = tmp_path / "records.jsonl"
     assert main(["score", "--benchmark", "medhorizon", "--data", str(synthetic.data_path), "--predictions",
-                 str(preds), "--records", str(records), "--json"]) == 0
+                 str(preds), "--out", str(records), "--json"]) == 0
     first = json.loads(capsys.readouterr().out)
     assert first["overall"]["accuracy"] == 0.0
     assert main(["score", "--benchmark", "medhorizon", "--data", str(synthetic.data_path), "--predictions",

@@ -60,6 +60,8 @@ def _section(words: tuple[str, ...], parser: argparse.ArgumentParser, line: str 
     out += ["```text", fmt.format_help().strip(), "```", ""]
     if parser.description:
         out += [" ".join(parser.description.replace("%%", "%").split()), ""]
+    if parser.epilog:
+        out += ["```text", parser.epilog.replace("%%", "%"), "```", ""]
     rows, commands = [], []
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction):

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..core.errors import MedHorizonError
 from ..core.text import report_json
 from .common import add_extraction_argument, load_items, medhorizon_only
-from .data_args import add_synthetic_argument
+from .data_args import add_benchmark_argument, add_synthetic_argument
 
 __all__ = ["add_parser"]
 
@@ -18,7 +18,7 @@ def add_parser(sub) -> None:
     """Add ``compare`` and ``blind-audit`` to the main parser's sub-parsers."""
     c = sub.add_parser("compare", help="paired McNemar tests, Holm-corrected, between every pair of runs")
     c.add_argument("runs", nargs="+", help="predictions files (authors' format or lmms-eval samples), 2 or more")
-    c.add_argument("--benchmark", default="medhorizon", choices=["medhorizon", "sureon"])
+    add_benchmark_argument(c, ["medhorizon", "sureon"], "medhorizon")
     c.add_argument("--data", help="release JSONL, local dataset folder or Hub dataset id (default: "
                    "$MEDHORIZON_DATA); sureon: the items JSONL")
     add_synthetic_argument(c)
@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
 
     ba = sub.add_parser("blind-audit", help="per-item consistency S of a blind guesser over several runs")
     ba.add_argument("runs", nargs="+", help="predictions files of R blind runs (non-zero temperature)")
-    ba.add_argument("--benchmark", default="sureon", choices=["sureon", "medhorizon"])
+    add_benchmark_argument(ba, ["sureon", "medhorizon"], "sureon")
     ba.add_argument("--data", help="items JSONL (sureon) or release (medhorizon; default $MEDHORIZON_DATA)")
     add_synthetic_argument(ba)
     ba.add_argument("--tau", type=float, default=0.6, help="flag items recovered in at least this share of runs "

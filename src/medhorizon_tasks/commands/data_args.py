@@ -1,7 +1,9 @@
 """Where a command's data comes from, said the same way by every command: ``--data PATH``, ``--data OWNER/NAME``
 (a dataset on the Hugging Face Hub, the release's being ``DBD123/MLV-Bench``), or ``--synthetic`` (the embedded
 synthetic benchmark, built on first use), which ``score`` / ``compare`` / ``blind-audit`` / ``leaderboard make``
-also infer from an lmms-eval samples file of a ``*_synthetic*`` task when no data is given.
+also infer from an lmms-eval samples file of a ``*_synthetic*`` task when no data is given. Those commands take
+``--benchmark`` from the samples' task too (``sureon_synthetic_visual`` is Sureon's) when it is not given
+(:func:`add_benchmark_argument`).
 
 :func:`resolve` runs once the arguments are parsed, before the command: it turns a Hub id into its local
 snapshot folder and ``--synthetic`` into the synthetic data's path (and video root), so that the commands
@@ -15,7 +17,8 @@ import re
 import sys
 from pathlib import Path
 
-__all__ = ["add_synthetic_argument", "resolve", "synthetic_paths", "samples_task", "RELEASE_ID"]
+__all__ = ["add_synthetic_argument", "add_benchmark_argument", "resolve", "synthetic_paths", "samples_task",
+           "samples_benchmark", "RELEASE_ID"]
 
 # The authors' release on the Hugging Face Hub (shared/reference/medhorizon_release.md): one split `test`,
 # read from mlvbench_test.jsonl, which load_release finds in the snapshot folder.
@@ -32,6 +35,16 @@ def add_synthetic_argument(parser: argparse.ArgumentParser, group=None) -> None:
         help="the embedded synthetic benchmark of --benchmark (built on first use, as `medhorizon-tasks "
              "synthetic` does) instead of --data")
     parser.set_defaults(_synthetic_data=True)
+
+
+def add_benchmark_argument(parser: argparse.ArgumentParser, choices: list[str], default: str | None) -> None:
+    """``--benchmark``: when not given, the benchmark of the predictions when they are lmms-eval samples of one of
+    its tasks, else ``default`` (None: then it must be given)."""
+    samples = "the benchmark; when not given, the one whose task wrote the lmms-eval samples given"
+    parser.add_argument("--benchmark", choices=choices, default=None,
+                        help=f"{samples}, else {default} (default: {default})" if default else
+                        f"{samples} (required for other predictions files)")
+    parser.set_defaults(_benchmark_default=default or "")
 
 
 def hub_id(value: str) -> str | None:
@@ -79,11 +92,38 @@ def samples_task(path: str) -> str | None:
     return m.group(1) if m else None
 
 
+def samples_benchmark(path: str) -> str | None:
+    """The benchmark of an lmms-eval samples file of one of the package's tasks (``medhorizon_cap64``,
+    ``sureon_synthetic_blind``, ``surghi_synthetic``...), from its name; None for any other file."""
+    task = samples_task(path)
+    name = task.split("_", 1)[0] if task else None
+    return name if name in ("medhorizon", "sureon", "surghi") else None
+
+
+def _prediction_files(args) -> list[str]:
+    return [f for f in (getattr(args, "predictions", None), *(getattr(args, "runs", None) or [])) if f]
+
+
 def _inferred_synthetic(args) -> bool:
     """No data given, and the predictions are samples of a synthetic task: the synthetic data is theirs."""
-    files = [getattr(args, "predictions", None), *(getattr(args, "runs", None) or [])]
-    tasks = [samples_task(f) for f in files if f]
+    tasks = [samples_task(f) for f in _prediction_files(args)]
     return bool(tasks) and all(t is not None and "_synthetic" in t for t in tasks)
+
+
+def _resolve_benchmark(args) -> None:
+    """``--benchmark`` not given: the samples' benchmark when they all name the same one, else the command's
+    default, else an error."""
+    from ..core.errors import MedHorizonError
+
+    files = _prediction_files(args)
+    found = {samples_benchmark(f) for f in files}
+    if len(found) == 1 and None not in found:
+        args.benchmark = found.pop()
+    elif args._benchmark_default:
+        args.benchmark = args._benchmark_default
+    else:
+        raise MedHorizonError("--benchmark is required: the predictions are not lmms-eval samples of one "
+                              "benchmark's task, whose file name would say it (..._samples_<task>.jsonl)")
 
 
 def _local(value: str) -> str:
@@ -98,6 +138,8 @@ def resolve(args: argparse.Namespace) -> None:
     """Hub ids and ``--synthetic`` (given or inferred) turned into paths in ``args``, in place."""
     from ..core.errors import MedHorizonError
 
+    if getattr(args, "_benchmark_default", None) is not None and args.benchmark is None:
+        _resolve_benchmark(args)
     data = getattr(args, "data", None)
     if isinstance(data, str):
         args.data = _local(data)

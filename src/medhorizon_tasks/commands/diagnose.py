@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..benchmarks.medhorizon.diagnostics import BUDGETS
+from .help import old_switch
 
 __all__ = ["add_parser"]
 
@@ -40,7 +41,9 @@ def _add_run_args(x):
     x.add_argument("--out", default="medhorizon_diagnostics", help="output folder; rerun with the same one to resume")
     x.add_argument("--limit", type=int, default=None, help="lmms-eval --limit (items per task)")
     x.add_argument("--num_processes", type=int, default=1, help="processes (accelerate launch)")
-    x.add_argument("--verbose", action="store_true", help="echo lmms-eval's output")
+    x.add_argument("--quiet", action="store_true", help="do not echo lmms-eval's output (it is always written to "
+                   "the run's log under --out)")
+    old_switch(x, "--quiet", "--verbose", note="lmms-eval's output is shown unless --quiet is given")
 
 
 def _cmd_diagnose(args) -> int:
@@ -50,7 +53,7 @@ def _cmd_diagnose(args) -> int:
 
     rows = run_diagnostic(args.kind, args.model, model_args=args.model_args or "", synthetic=args.synthetic,
                           data=args.data, out=args.out, limit=args.limit, num_processes=args.num_processes,
-                          echo=args.verbose)
+                          echo=not args.quiet)
     print(format_rows(rows))
     print(f"\nwrote {Path(args.out) / (args.kind + '.csv')}, .json and .png")
     return 0
@@ -61,7 +64,7 @@ def _cmd_attention(args) -> int:
 
     result = run_attention(args.model, model_args=args.model_args or "", synthetic=args.synthetic, data=args.data,
                            out=args.out, frames=args.frames, layers=args.layers, limit=args.limit,
-                           num_processes=args.num_processes, echo=args.verbose)
+                           num_processes=args.num_processes, echo=not args.quiet)
     print(format_attention(result))
     print(f"\nwrote {Path(args.out) / 'attention.json'}, .csv and .png")
     return 0

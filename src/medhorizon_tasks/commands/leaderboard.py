@@ -1,11 +1,11 @@
 """``medhorizon-tasks leaderboard {version, make, validate, build}``.
 
 * ``version --benchmark B [--data D] [--hierarchy H]``: print the data version hash.
-* ``make --benchmark B --predictions P --model M --model-size S [--fps --cap --frames] [-o SUB.json]``:
-  a submission from an existing predictions file (stdout without ``-o``).
+* ``make --benchmark B --predictions P --model M --model-size S [--fps --cap --frames] [--out SUB.json]``:
+  a submission from an existing predictions file (stdout without ``--out``).
 * ``validate SUB... [--data [B=]D] [--hierarchy H]``: "OK" per valid file (exit 0), or every
   problem of every invalid file on stderr (exit 1).
-* ``build SUB... [--data [B=]D ...] [--paper-row MODEL=ROW] -o OUTDIR``: leaderboard.md, .csv and .html, with
+* ``build SUB... [--data [B=]D ...] [--paper-row MODEL=ROW] --out OUTDIR``: leaderboard.md, .csv and .html, with
   each entry whose model the paper reports beside its published row.
 
 ``--data`` is one path (for every benchmark), or ``BENCHMARK=PATH``, repeated
@@ -21,7 +21,7 @@ import sys
 
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
 from ..core.errors import DataError, MedHorizonError
-from .data_args import add_synthetic_argument
+from .data_args import add_benchmark_argument, add_synthetic_argument
 from .help import old_spellings
 
 __all__ = ["add_parser"]
@@ -230,7 +230,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     v.set_defaults(func=_cmd_version)
 
     m = lsub.add_parser("make", help="make a submission from a predictions file")
-    m.add_argument("--benchmark", required=True, choices=BENCHMARKS)
+    add_benchmark_argument(m, list(BENCHMARKS), None)
     m.add_argument("--predictions", required=True,
                    help="what `score` reads: plain predictions JSONL or lmms-eval --log_samples JSONL "
                         "(surghi: frame rows JSONL/CSV or lmms-eval samples)")
@@ -247,7 +247,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     m.add_argument("--url", help="http(s) link for the model")
     m.add_argument("--missing-as-wrong", action="store_true",
                    help="write items the file lacks with a null output (scored wrong) instead of refusing")
-    m.add_argument("-o", "--out", help="submission JSON to write (default: stdout)")
+    m.add_argument("--out", help="submission JSON to write (default: stdout)")
+    old_spellings(m, "--out", "-o")
     m.set_defaults(func=_cmd_make)
 
     c = lsub.add_parser("validate", help="check submissions against the data; every problem is listed")
@@ -258,7 +259,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     b = lsub.add_parser("build", help="write leaderboard.md, .csv and .html from submissions")
     b.add_argument("submissions", nargs="+", metavar="SUB")
     data_args(b, multi=True)
-    b.add_argument("-o", "--out", required=True, help="output folder")
+    b.add_argument("--out", required=True, help="output folder")
+    old_spellings(b, "--out", "-o")
     b.add_argument("--title", default=None, help="page title (default: names the benchmarks, e.g. \"MedHorizon leaderboard\")")
     b.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples, and permutations of the SurgHiBench test (default 2000)")
     b.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")

@@ -11,7 +11,7 @@ from ..core.errors import MedHorizonError
 from ..core.predictions import failure_listing
 from ..core.text import listing, report_json, with_item
 from .common import add_extraction_argument, load_items, medhorizon_only
-from .data_args import RELEASE_ID, add_synthetic_argument
+from .data_args import RELEASE_ID, add_benchmark_argument, add_synthetic_argument
 from .help import old_spellings
 from .paper import (
     add_paper_row_argument,
@@ -29,7 +29,7 @@ __all__ = ["add_parser"]
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``score`` to the main parser's sub-parsers."""
     s = sub.add_parser("score", help="score a predictions file against a benchmark")
-    s.add_argument("--benchmark", required=True, choices=["medhorizon", "sureon", "surghi"])
+    add_benchmark_argument(s, ["medhorizon", "sureon", "surghi"], None)
     s.add_argument("--data", help="medhorizon: release JSONL, local dataset folder or Hub dataset id such as "
                    f"{RELEASE_ID} (default: $MEDHORIZON_DATA); sureon: the items JSONL; surghi: per-frame ground "
                    "truth, JSONL or CSV rows dataset, video, frame, phase, step")
@@ -50,7 +50,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     add_extraction_argument(s, "scores; the other rule's accuracy is reported beside it")
     add_paper_row_argument(s)
     s.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
-    s.add_argument("--records", help="also write the per-item records (JSONL) here")
+    s.add_argument("--out", metavar="RECORDS", help="also write the per-item records (JSONL) to this file")
+    old_spellings(s, "--out", "--records")
     s.add_argument("--mode", help="mode recorded in the per-item records (default: from the file)")
     s.add_argument("--label", help="row label in the table (default: the file name)")
     s.add_argument("--input", help='"Input" column of the table, e.g. "1 FPS" or "64"')
@@ -84,8 +85,8 @@ def _cmd_score_sureon(args) -> int:
         blind = sureon.score_predictions(items, sureon.read_predictions(args.blind, uids), mode="blind",
                                          judge=judge)
     rep = sureon.report(records, blind_records=blind)
-    if args.records:
-        write_jsonl(args.records, records)
+    if args.out:
+        write_jsonl(args.out, records)
     modes = {r["mode"] for r in records if r.get("status") != "missing"}
     paper = paper_comparisons("sureon", rep, paper_row=args.paper_row, predictions=args.predictions,
                               mode=modes.pop() if len(modes) == 1 else None, items=items,
@@ -143,8 +144,8 @@ def _cmd_score(args) -> int:
     predictions = scoring.read_predictions(args.predictions, [it.uid for it in items])
     records = scoring.score_predictions(items, predictions, mode=args.mode, extraction=args.extraction)
     rep = scoring.report(records)
-    if args.records:
-        write_jsonl(args.records, records)
+    if args.out:
+        write_jsonl(args.out, records)
     label, inp = _run_label(args.predictions, records)
     paper = paper_comparisons("medhorizon", rep, paper_row=args.paper_row, predictions=args.predictions,
                               items=items)

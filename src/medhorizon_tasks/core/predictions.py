@@ -43,7 +43,7 @@ def read_predictions(path: str | os.PathLike, known_uids) -> dict[str, dict]:
     Accepts the authors' format (``{"uid": 0, "prediction": "A"}``, key
     ``prediction``, ``pred`` or ``answer``; raw model text allowed),
     lmms-eval ``--log_samples`` files of this package's tasks, and the
-    per-item records this package writes (``score --records``, VLMEvalKit's
+    per-item records this package writes (``score --out``, VLMEvalKit's
     ``_records.jsonl``): their ``raw_output`` is the prediction and their video
     error is kept -- never their gold ``answer``, which would score 100%.
     Duplicate or unknown uids are errors.

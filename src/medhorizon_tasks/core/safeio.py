@@ -201,12 +201,20 @@ def _line_of_depth(text: str) -> int | None:
     return None
 
 
+def _may_hold_long_digits(text: str) -> bool:
+    """Whether ``text`` may hold a run of more than MAX_INT_DIGITS decimal digits: such a run covers a position
+    that is a multiple of its length, so when no character there is a digit (``\\d``: category Nd, as
+    ``str.isdecimal``) there is none, and the search, which costs more than parsing the line, is skipped."""
+    step = MAX_INT_DIGITS + 1
+    return any(text[p].isdecimal() for p in range(0, len(text), step))
+
+
 def loads_json(text: str, *, source: str, line: int | None = None) -> Any:
     """One JSON value from ``text``; any problem -> DataError from ``source`` naming the line (and field).
 
     ``line``: the line ``text`` is (JSON Lines); otherwise lines are counted within ``text``.
     """
-    long_ints = _LONG_DIGITS.search(text) is not None
+    long_ints = _may_hold_long_digits(text) and _LONG_DIGITS.search(text) is not None
     try:
         value = json.loads(text, parse_int=_parse_int if long_ints else None)
     except json.JSONDecodeError as exc:

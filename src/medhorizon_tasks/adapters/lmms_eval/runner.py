@@ -352,7 +352,9 @@ exit status: 0 the run counts; 1 it failed or is incomplete; 2 refused before it
 started (arguments, pre-flight: data, video root or videos unusable; the
 --output_path in use by another run).
 
-example:
-  medhorizon-tasks run --model qwen2_5_vl --model_args pretrained=Qwen/Qwen2.5-VL-7B-Instruct \\
-      --tasks medhorizon --output_path results/
+examples (the first on the embedded synthetic data with the needle probe; the second
+needs a GPU, and is the paper's setting as `medhorizon-tasks protocol Qwen3-VL-8B` prints it):
+  medhorizon-tasks run --model medhorizon_needle --tasks medhorizon_synthetic --output_path runs/needle
+  medhorizon-tasks run --model medhorizon_qwen3_vl --model_args pretrained=Qwen/Qwen3-VL-8B-Instruct \\
+      --tasks medhorizon_cap768 --batch_size 1 --log_samples --output_path results/
 """

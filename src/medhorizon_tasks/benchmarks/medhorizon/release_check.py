@@ -28,10 +28,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from ...core.sampling import Oracle, VideoMeta, plan_frames
 from .release import Item
 from .taxonomy import TASK_CODES
+
+if TYPE_CHECKING:
+    from ...core.sampling import Oracle
 
 __all__ = ["PUBLISHED", "ReleaseCheck", "check_release", "oracle_fallback", "evidence_seconds", "oracle_policy", "oracle_frame_count",
            "FALLBACK_REASONS", "ORACLE_CAP"]
@@ -83,6 +86,8 @@ def evidence_seconds(item: Item) -> tuple[tuple[float, float], ...]:
 def oracle_policy(item: Item, fps: float = 1.0, cap: int = ORACLE_CAP) -> Oracle:
     """The oracle's frame policy for an item: its evidence windows' ``fps`` frames thinned to ``cap``, or the
     release's own evidence images when it lists them (:class:`~medhorizon_tasks.core.sampling.Oracle`)."""
+    from ...core.sampling import Oracle  # here only: the frame planner brings numpy, which scoring does not need
+
     return Oracle(evidence_seconds(item), fps=fps, cap=cap,
                   fallback_cap=cap, images=tuple(f / item.fps for f in item.evidence_frames))
 
@@ -90,6 +95,8 @@ def oracle_policy(item: Item, fps: float = 1.0, cap: int = ORACLE_CAP) -> Oracle
 def oracle_frame_count(item: Item, fps: float = 1.0, cap: int = ORACLE_CAP) -> int:
     """How many frames the oracle shows an item, planned on the data's ``num_frames`` / ``fps`` (a run's
     records carry the count of the file's own plan)."""
+    from ...core.sampling import VideoMeta, plan_frames
+
     return len(plan_frames(VideoMeta(item.num_frames, item.fps), oracle_policy(item, fps, cap)))
 
 

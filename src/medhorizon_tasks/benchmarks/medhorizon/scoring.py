@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ...core.extract import BESIDE, extraction_rule
+from ...core.extract import BESIDE, extract_many, extraction_rule
 from ...core.predictions import (
     PREDICTION_KEYS,
     STATUS_COUNT_KEYS,
@@ -59,25 +59,41 @@ def _base(item: Item, mode: str, frames_shown: int | None = None) -> dict:
 
 
 def score_item(item: Item, raw_output: str | None, mode: str, extraction: str = "default",
-               frames_shown: int | None = None) -> dict:
+               frames_shown: int | None = None, readings: dict | None = None) -> dict:
     """The per-item record for one model output (the one record format every report reads), scored with the
     named ``extraction`` and carrying the other rule's reading beside it (module doc); a failed response is its
     status (``request_error``, ``truncated``), wrong under both rules, never extracted. ``frames_shown``: the
-    number of frames of the item's plan (oracle mode records it; default: planned on the data)."""
+    number of frames of the item's plan (oracle mode records it; default: planned on the data). ``readings``:
+    ``{rule: {(output, options): Extraction}}`` read ahead for a whole file (:func:`score_predictions`)."""
     rec = _base(item, mode, frames_shown)
     failure = response_failure(raw_output)
     if failure is not None:
         rec.update(raw_output=raw_output, extracted=None, status=failure.status, valid=False, correct=False,
                    error=None)
         return rec
-    ex = extraction_rule(extraction)(raw_output, item.options)
+    ex = _reading(extraction, raw_output, item.options, readings)
     other = BESIDE[extraction]
-    alt = extraction_rule(other)(raw_output, item.options)
+    alt = _reading(other, raw_output, item.options, readings)
     rec.update(raw_output=raw_output, extracted=ex.letter, status=ex.status, valid=ex.valid,
                correct=bool(ex.valid and ex.letter == item.answer), error=None, extraction=extraction)
     rec[f"extracted_{other}"] = alt.letter
     rec[f"correct_{other}"] = bool(alt.valid and alt.letter == item.answer)
     return rec
+
+
+def _reading(rule: str, text: str, options, readings: dict | None):
+    known = readings[rule].get((text, tuple(options))) if readings else None
+    return known if known is not None else extraction_rule(rule)(text, options)
+
+
+def _read_ahead(items: list[Item], predictions: dict[str, dict], extraction: str) -> dict:
+    """Every model output of a predictions file read under both rules at once, so that a file read before
+    (``score`` then ``compare``) is read from the extraction cache (:mod:`medhorizon_tasks.core.extract.stored`)."""
+    pairs = list(dict.fromkeys((p["raw"], tuple(it.options)) for it in items
+                               if (p := predictions.get(it.uid)) and isinstance(p.get("raw"), str)
+                               and not p.get("error")))
+    rules = {rule: extraction_rule(rule) for rule in (extraction, BESIDE[extraction])}
+    return {rule: dict(zip(pairs, readings)) for rule, readings in extract_many(rules, pairs).items()}
 
 
 def rule_of(record: dict) -> str:
@@ -124,9 +140,10 @@ def score_predictions(items: list[Item], predictions: dict[str, dict], mode: str
                       extraction: str = "default") -> list[dict]:
     """One record per benchmark item: scored (with the named ``extraction``), missing, or video error."""
     extraction_rule(extraction)  # an unknown name fails before any item is scored
+    readings = _read_ahead(items, predictions, extraction)
 
     def score(item: Item, raw: str | None, m: str) -> dict:
-        return score_item(item, raw, m, extraction)
+        return score_item(item, raw, m, extraction, readings=readings)
 
     return records_for(items, predictions, mode, score=score, missing=missing_record, error=error_record)
 

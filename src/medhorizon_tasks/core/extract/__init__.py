@@ -119,6 +119,8 @@ Modules, lowest first (each imports only those above it)
 ``order``       :func:`extract_order`, Sureon's temporal-order reader (uses ``normalise`` only).
 ``authors``     :func:`extract_authors`, the MedHorizon authors' rule (first standalone A-D), kept beside
                 this one so that their numbers can be reproduced and the two compared.
+``stored``      :func:`extract_many`, a batch of outputs read under one rule through an on-disk cache
+                (``$MEDHORIZON_EXTRACTION_CACHE``), so that ``compare`` reuses what ``score`` read.
 
 Named extractions
 -----------------
@@ -131,9 +133,10 @@ from .authors import extract_authors
 from .choice import STATUSES, Extraction, extract_choice, letters_for
 from .normalise import strip_reasoning
 from .order import clean_answer, extract_order
+from .stored import extract_many
 
 __all__ = ["Extraction", "extract_choice", "strip_reasoning", "letters_for", "STATUSES", "extract_order",
-           "clean_answer", "extract_authors", "EXTRACTIONS", "BESIDE", "extraction_rule"]
+           "clean_answer", "extract_authors", "EXTRACTIONS", "BESIDE", "extraction_rule", "extract_many"]
 
 #: The named extractions: ``default`` is this package's rule, ``authors`` the MedHorizon authors' scorer's.
 EXTRACTIONS = {"default": extract_choice, "authors": extract_authors}
