@@ -52,6 +52,17 @@ def _text(tok, **extra) -> dict:
                 eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, **extra)
 
 
+def _small_text(tok, **extra) -> dict:
+    """The 32-wide, 2-layer text model of the Gemma 3 / Gemma 4 / Molmo2 builders."""
+    return dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                num_key_value_heads=1, head_dim=16, max_position_embeddings=4096, pad_token_id=tok.pad_token_id,
+                eos_token_id=tok.eos_token_id, bos_token_id=tok.pad_token_id, **extra)
+
+
+def _small_vision(**extra) -> dict:
+    return dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2, **extra)
+
+
 def build_qwen2_5_vl(folder: Path) -> Path:
     from transformers import (
         Qwen2_5_VLConfig,
@@ -148,12 +159,9 @@ def build_gemma4(folder: Path) -> Path:
     tok = processor.tokenizer
     ids = {name: tok.convert_tokens_to_ids(token) for name, token in _GEMMA_TOKENS.items()}
     config = Gemma4Config(
-        text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=4096,
-                         vocab_size_per_layer_input=len(tok), hidden_size_per_layer_input=8, sliding_window=64,
-                         pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id, bos_token_id=tok.pad_token_id),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                           num_key_value_heads=2, head_dim=16),
+        text_config=_small_text(tok, vocab_size_per_layer_input=len(tok), hidden_size_per_layer_input=8,
+                                sliding_window=64),
+        vision_config=_small_vision(num_key_value_heads=2, head_dim=16),
         audio_config=None, boi_token_id=ids["boi_token"], eoi_token_id=ids["eoi_token"],
         image_token_id=ids["image_token"], video_token_id=tok.convert_tokens_to_ids("<|video|>"),
         boa_token_id=ids["boa_token"], eoa_token_index=ids["eoa_token"], audio_token_id=ids["audio_token"])
@@ -169,14 +177,10 @@ def build_molmo2(folder: Path) -> Path:
     tok = processor.tokenizer
     ids = tok.convert_tokens_to_ids
     config = Molmo2Config(
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                           num_key_value_heads=2, head_dim=16, image_size=[378, 378], patch_size=14),
+        vision_config=_small_vision(num_key_value_heads=2, head_dim=16, image_size=[378, 378], patch_size=14),
         adapter_config=dict(vision_feature_layer=[-1], hidden_size=32, num_attention_heads=2, num_key_value_heads=2,
                             head_dim=16, intermediate_size=64, text_hidden_size=32),
-        text_config=dict(vocab_size=len(tok), additional_vocab_size=0, hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
-                         max_position_embeddings=4096, pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                         bos_token_id=tok.pad_token_id),
+        text_config=_small_text(tok, additional_vocab_size=0),
         image_start_token_id=ids("<im_start>"), low_res_image_start_token_id=ids("<low_res_im_start>"),
         image_end_token_id=ids("<im_end>"), image_patch_id=ids("<im_patch>"), frame_start_token_id=ids("<frame_start>"),
         frame_end_token_id=ids("<frame_end>"))
@@ -215,12 +219,8 @@ def build_gemma3(folder: Path) -> Path:
     tok = processor.tokenizer
     ids = {name: tok.convert_tokens_to_ids(token) for name, token in _GEMMA3_TOKENS.items()}
     config = Gemma3Config(
-        text_config=dict(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, head_dim=16, query_pre_attn_scalar=16,
-                         max_position_embeddings=4096, sliding_window=64, pad_token_id=tok.pad_token_id,
-                         eos_token_id=tok.eos_token_id, bos_token_id=tok.pad_token_id),
-        vision_config=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                           image_size=28, patch_size=7),
+        text_config=_small_text(tok, query_pre_attn_scalar=16, sliding_window=64),
+        vision_config=_small_vision(image_size=28, patch_size=7),
         mm_tokens_per_image=GEMMA3_IMAGE_TOKENS, boi_token_index=ids["boi_token"], eoi_token_index=ids["eoi_token"],
         image_token_index=ids["image_token"])
     return _save(folder, Gemma3ForConditionalGeneration(config), processor, tok)
