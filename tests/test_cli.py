@@ -4,6 +4,8 @@ command's module imported to run it, ``--version``, and a description and every 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import subprocess
 import sys
 
@@ -63,6 +65,31 @@ STARTUP = {f"medhorizon_tasks.commands.{m}" for m in ("main", "help", "examples"
 ])
 def test_only_the_chosen_commands_module_is_imported(argv, own):
     assert _modules_after(argv) == STARTUP | {f"medhorizon_tasks.commands.{m}" for m in own}
+
+
+# Modules a `score` of a predictions file never uses, each costing every command start-up time (1-6 ms):
+# importing one of them again at module level (typing for an annotation, sqlite3 for the file identities,
+# csv / importlib.resources for readers `score` does not call) shows up here.
+_NOT_FOR_SCORE = {"typing", "sqlite3", "csv", "importlib.resources", "secrets"}
+
+
+def test_scoring_a_file_does_not_import_what_it_does_not_use(tmp_path):
+    data = tmp_path / "release.jsonl"
+    data.write_text(json.dumps({"key": "v1", "dataset": "Cholec80", "video_path": "Cholec80/v1.mp4", "num_frames": 60,
+                                "fps": 1.0, "qa": [{"uid": 0, "question": "Which phase?", "answer": "B",
+                                                    "options": ["Preparation", "Clipping", "Closure", "Drainage"],
+                                                    "task_id": "PR"}]}) + "\n", encoding="utf-8")
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"uid": 0, "prediction": "The answer is B."}) + "\n", encoding="utf-8")
+    argv = ["score", "--benchmark", "medhorizon", "--data", str(data), "--predictions", str(preds), "--json"]
+    code = ("import json, sys\nfrom medhorizon_tasks.commands.main import main\n"
+            f"status = main({argv!r})\n"
+            "print(json.dumps({'status': status, 'modules': sorted(sys.modules)}), file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "MEDHORIZON_EXTRACTION_CACHE": "off"})
+    out = json.loads(res.stderr.strip().splitlines()[-1])
+    assert out["status"] == 0 and json.loads(res.stdout)["overall"]["accuracy"] == 1.0
+    assert _NOT_FOR_SCORE.isdisjoint(out["modules"]), sorted(_NOT_FOR_SCORE & set(out["modules"]))
 
 
 def test_version(capsys):

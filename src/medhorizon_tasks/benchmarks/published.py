@@ -39,7 +39,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
-from importlib.resources import files
 
 from ..core.errors import DataError
 from ..core.text import aligned, clean_number
@@ -116,6 +115,8 @@ def published_tables(benchmark: str) -> tuple[tuple[str, tuple[PublishedRow, ...
     """``((table id, rows), ...)`` of a benchmark's paper, in the paper's order."""
     if benchmark not in BENCHMARKS_WITH_TABLES:
         raise ValueError(f"no published tables for {benchmark!r} (known: {', '.join(BENCHMARKS_WITH_TABLES)})")
+    from importlib.resources import files  # here: importlib.resources costs every command start-up time
+
     source = files(f"medhorizon_tasks.benchmarks.{benchmark}") / "published.json"
     doc = json.loads(source.read_text(encoding="utf-8"))
     aliases = _registry_aliases() if benchmark == "medhorizon" else {}

@@ -24,12 +24,15 @@ minute per video to a run). Deleting it costs one more read of every file.
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 import warnings
 from pathlib import Path
 
 import xxhash
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import sqlite3
 
 __all__ = ["IDENTITY_ENV", "ALGORITHM", "file_identity", "stat_key", "same_file"]
 
@@ -58,6 +61,8 @@ def _db_path() -> Path:
 
 
 def _connection() -> sqlite3.Connection | None:
+    import sqlite3  # here: a command that never asks a file's identity does not load it (start-up time)
+
     where = str(_db_path())
     if where in _db:
         return _db[where]
@@ -92,10 +97,14 @@ def _give_up(exc: sqlite3.Error) -> None:
 
 
 def _busy(exc: sqlite3.Error) -> bool:
+    import sqlite3
+
     return isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc).lower()
 
 
 def _remembered(real: str, key: tuple) -> str | None:
+    import sqlite3
+
     con = _connection()
     if con is None:
         return None
@@ -111,6 +120,8 @@ def _remembered(real: str, key: tuple) -> str | None:
 
 
 def _remember(real: str, key: tuple, identity: str) -> None:
+    import sqlite3
+
     con = _connection()
     if con is None:
         return

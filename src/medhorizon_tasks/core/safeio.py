@@ -32,19 +32,19 @@ No framework imports: numpy, pyarrow and ``datasets`` are imported on first use.
 from __future__ import annotations
 
 import contextlib
-import csv
-import hashlib
 import io
 import json
 import os
 import re
-import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
 
 from .errors import DataError, MedHorizonError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (command start-up time)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "WriteError", "ByPath", "read_bytes", "read_text", "loads_json",
            "read_json", "iter_lines", "iter_jsonl", "iter_csv", "read_parquet_rows", "load_hf_dataset_folder",
@@ -85,6 +85,8 @@ def read_bytes(path: str | os.PathLike) -> bytes:
 def sha256_file(path: str | os.PathLike) -> str:
     """The SHA-256 of a file's bytes (hex), read in 1 MiB chunks; DataError as :func:`read_bytes`."""
     path = Path(path)
+    import hashlib  # here, not at the top: most commands never hash a file (start-up time)
+
     h = hashlib.sha256()
     try:
         with open(path, "rb") as f:
@@ -310,6 +312,8 @@ def iter_csv(path: str | os.PathLike, delimiter: str = ",", *,
     """
     source = str(path)
     text = read_text(path)
+    import csv  # here: only table readers need it (start-up time)
+
     reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=delimiter)
 
     def error(exc: csv.Error) -> DataError:
@@ -413,7 +417,7 @@ class ByPath:
     write: Callable[[Path], object]
 
 
-Content = Union[bytes, str, ByPath, Callable[[Any], object]]
+Content = bytes | str | ByPath | Callable[[object], object]
 
 
 class _FdFile:
@@ -435,7 +439,7 @@ class _FdFile:
 
 
 def _tmp_path(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    return path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
 
 
 def _fsync_path(path: Path) -> None:

@@ -38,11 +38,10 @@ import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from statistics import NormalDist
-from typing import TYPE_CHECKING
 
 from .errors import DataError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (command start-up time)
 if TYPE_CHECKING:
     import numpy as np
 
@@ -69,6 +68,8 @@ def _z(alpha: float) -> float:
     """The two-sided critical value z_{1 - alpha/2} (scipy's ``norm.isf(alpha / 2)`` to ~1e-15)."""
     z = _Z.get(alpha)
     if z is None:
+        from statistics import NormalDist  # here: statistics is slow to import, and most runs need one z
+
         z = _Z[alpha] = NormalDist().inv_cdf(1.0 - alpha / 2.0)
     return z
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .release import Item
 from .taxonomy import TASK_CODES
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (command start-up time)
 if TYPE_CHECKING:
     from ...core.sampling import Oracle
 

@@ -4,7 +4,7 @@ self-corrections and refusals, and where each can match (``_may_occur``)."""
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections import namedtuple
 
 from .letters import _LETTER_RE, _M_ANSWER, _M_SOFT
 
@@ -74,13 +74,35 @@ _ADJ = (r"(?:(?:the|my|your|our)\s+)?(?:(?:correct|right|best|most\s+(?:likely|a
 
 _T_WEAK, _T_SOFT, _T_STRONG, _T_AUTH = 0, 1, 2, 3
 
-class _Near(NamedTuple):
-    """Where an ASCII match can start: at a run in ``starts``, at most ``back`` runs of letters
-    before a run in ``keys`` (which are starts too)."""
+# Where an ASCII match can start: at a run in ``starts``, at most ``back`` runs of letters before a run in
+# ``keys`` (which are starts too). (collections' namedtuple: typing costs start-up time.)
+_Near = namedtuple("_Near", ["keys", "back", "starts"])
 
-    keys: frozenset[str]
-    back: int
-    starts: frozenset[str]
+
+class _Lazy:
+    """A pattern compiled when first used: the rules for other languages (German, Spanish, French, Chinese)
+    are tried only on outputs that may hold their words, and most runs never compile them (each costs about
+    a millisecond of every command's start-up). Same results as the compiled pattern."""
+
+    __slots__ = ("_source", "_flags", "_rx")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source, self._flags, self._rx = source, flags, None
+
+    def _compiled(self) -> re.Pattern[str]:
+        if self._rx is None:
+            self._rx = re.compile(self._source, self._flags)
+        return self._rx
+
+    def match(self, *args):
+        return self._compiled().match(*args)
+
+    def finditer(self, *args):
+        return self._compiled().finditer(*args)
+
+    @property
+    def pattern(self) -> str:
+        return self._source
 
 
 # The patterns built on _ADJ hold a run naming the answer, at most 3 runs after the match starts
@@ -102,7 +124,7 @@ _SOFT_STARTS = frozenset({"it", "its", "must", "should", "has", "would", "i", "p
 # (regex, tier, reading mode, marks the start of an "answer region" for option text, words, starts):
 # where an ASCII text can match: every match contains one of ``words`` (for _may_occur; None: no
 # such test) and starts with one of ``starts`` (_Scan.matches) or near them (_Near; None: anywhere).
-_CUES: list[tuple[re.Pattern[str], int, int, bool, tuple[str, ...] | None, frozenset[str] | _Near | None]] = [
+_CUES: list[tuple[re.Pattern[str] | _Lazy, int, int, bool, tuple[str, ...] | None, frozenset[str] | _Near | None]] = [
     # --- AUTH: structured or final answers -------------------------------
     (re.compile(r"\\boxed\s*|\\fbox\s*"), _T_AUTH, _M_ANSWER, True, ("\\boxed", "\\fbox"), None),
     (re.compile(r"(?i)<\s*answer\s*>\s*"), _T_AUTH, _M_ANSWER, True, ("answer",), None),
@@ -113,7 +135,7 @@ _CUES: list[tuple[re.Pattern[str], int, int, bool, tuple[str, ...] | None, froze
     (re.compile(r"(?i)(?<![A-Za-z])final(?:\s+(?:answer|choice|option|response|verdict|decision|pick))?"
                 rf"(?![A-Za-z])\s*(?:{_VERB}\s*:?\s*)?{_ADVERBS}"), _T_AUTH, _M_ANSWER, True,
      None, frozenset({"final"})),
-    (re.compile(r"最终答案|最終答案|(?i:endg[üu]ltige\s+antwort|respuesta\s+final|r[ée]ponse\s+finale)"
+    (_Lazy(r"最终答案|最終答案|(?i:endg[üu]ltige\s+antwort|respuesta\s+final|r[ée]ponse\s+finale)"
                 r"\s*(?:是|为|為|(?i:ist|lautet|es|est))?\s*:?\s*"), _T_AUTH, _M_ANSWER, True,
      ("antwort", "respuesta", "ponse"), None),
     # --- STRONG: explicit answer statements --------------------------------
@@ -128,17 +150,17 @@ _CUES: list[tuple[re.Pattern[str], int, int, bool, tuple[str, ...] | None, froze
                 r"|go(?:ing)?\s+with|opt(?:ing)?\s+for|vote\s+for|settle\s+on|lean(?:ing)?\s+towards?"
                 r"|w[äa]hle|elijo|escojo|choisis)(?![A-Za-z])\s*:?\s*"), _T_STRONG, _M_ANSWER, True,
      None, _CHOOSE_STARTS),
-    (re.compile(r"(?:正确|正確)?答案\s*(?:应该|應該|应|應|就)?\s*(?:是|为|為|选|選|:)?\s*:?\s*"),
+    (_Lazy(r"(?:正确|正確)?答案\s*(?:应该|應該|应|應|就)?\s*(?:是|为|為|选|選|:)?\s*:?\s*"),
      _T_STRONG, _M_ANSWER, True, (), None),
-    (re.compile(r"(?:我)?(?:应该|應該|应|應)?(?:选择|選擇|选|選)(?:项|項)?\s*(?:是|为|為|:)?\s*"),
+    (_Lazy(r"(?:我)?(?:应该|應該|应|應)?(?:选择|選擇|选|選)(?:项|項)?\s*(?:是|为|為|:)?\s*"),
      _T_STRONG, _M_ANSWER, True, (), None),
-    (re.compile(r"(?i)(?<![A-Za-z])(?:(?:die|meine)\s+)?(?:richtige\s+|korrekte\s+)?antwort(?![A-Za-z])"
+    (_Lazy(r"(?i)(?<![A-Za-z])(?:(?:die|meine)\s+)?(?:richtige\s+|korrekte\s+)?antwort(?![A-Za-z])"
                 r"\s*(?:ist|lautet|w[äa]re|:)?\s*:?\s*"), _T_STRONG, _M_ANSWER, True,
      ("antwort",), frozenset({"die", "meine", "richtige", "korrekte", "antwort"})),
-    (re.compile(r"(?i)(?<![A-Za-z])(?:(?:la|mi)\s+)?respuesta(?:\s+correcta)?(?![A-Za-z])"
+    (_Lazy(r"(?i)(?<![A-Za-z])(?:(?:la|mi)\s+)?respuesta(?:\s+correcta)?(?![A-Za-z])"
                 r"\s*(?:es|ser[ií]a|:)?\s*:?\s*"), _T_STRONG, _M_ANSWER, True, ("respuesta",),
      frozenset({"la", "mi", "respuesta"})),
-    (re.compile(r"(?i)(?<![A-Za-z])(?:(?:la|ma)\s+)?(?:bonne\s+)?r[ée]ponse(?:\s+(?:correcte|juste))?"
+    (_Lazy(r"(?i)(?<![A-Za-z])(?:(?:la|ma)\s+)?(?:bonne\s+)?r[ée]ponse(?:\s+(?:correcte|juste))?"
                 r"(?![A-Za-z])\s*(?:est|serait|:)?\s*:?\s*"), _T_STRONG, _M_ANSWER, True,
      ("ponse",), frozenset({"la", "ma", "bonne", "reponse"})),
     # --- SOFT: conversational --------------------------------------------
