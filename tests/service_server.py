@@ -125,7 +125,12 @@ class Postgres:
             self.as_user = ["runuser", "-u", "postgres", "--"]
 
     def _run(self, *args: str, **kw) -> subprocess.CompletedProcess:
-        return subprocess.run([*self.as_user, *args], check=True, capture_output=True, text=True, **kw)
+        done = subprocess.run([*self.as_user, *args], capture_output=True, text=True, **kw)
+        if done.returncode:
+            log = self.folder / "pg.log"
+            raise RuntimeError(f"{' '.join(args[:1])} exited {done.returncode}: {done.stdout[-2000:]}{done.stderr[-2000:]}"
+                               + (log.read_text(errors="replace")[-2000:] if log.exists() else ""))
+        return done
 
     def start(self) -> "Postgres":
         self.folder.mkdir(parents=True, exist_ok=True)
