@@ -14,20 +14,19 @@ import json
 import random
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from service_server import MAINTAINER_TOKEN, Postgres, Server, maintainer, post_submission, serve_command
 
 from medhorizon_tasks.benchmarks.data import load_benchmark_data
 from medhorizon_tasks.commands.data_args import synthetic_paths
 from medhorizon_tasks.leaderboard.build import build_leaderboard
 from medhorizon_tasks.leaderboard.submission import FORMAT, FORMAT_VERSION, check_submission
 from medhorizon_tasks.leaderboard.tables import format_csv
+from service_server import MAINTAINER_TOKEN, Postgres, Server, maintainer, post_submission, serve_command
 
 MAX_UPLOAD_MB = 2
 
