@@ -44,6 +44,7 @@ class Boards:
         self.store, self.datas = store, dict(datas)
         self.n_resamples, self.seed, self.alpha = n_resamples, seed, alpha
         self._entries: dict[tuple, Entry] = {}
+        self._by_row: dict[tuple, Entry] = {}
         self._boards: OrderedDict[tuple, list[Board]] = OrderedDict()
         self._max_boards = max_boards
         self._lock = threading.Lock()
@@ -72,17 +73,28 @@ class Boards:
         return dataclasses.replace(entry, submission=Submission(entry.submission.metadata, {}, source))
 
     def entry_of(self, row: StoredSubmission) -> Entry:
-        """The entry of a stored submission on the server's data (scored from the store's bytes on first need)."""
+        """The entry of a stored submission on the server's data (scored from the store's bytes on first need).
+        A stored row's scored bytes never change (nothing updates them), so once scored the row is found by its
+        id and hash without reading its bytes again."""
         data = self.datas[row.benchmark]
+        row_key = (row.id, row.sha256, data.version)
+        with self._lock:
+            hit = self._by_row.get(row_key)
+        if hit is not None:
+            return self._placed(hit, row.id)
         body = self.store.submission_bytes(row.id)
         key = self._entry_key(hashlib.sha256(body).hexdigest(), data)
         with self._lock:
             hit = self._entries.get(key)
-        if hit is not None:
-            return self._placed(hit, row.id)
-        sub = validate_submission(loads_json(body.decode("utf-8"), source=f"submission {row.id}"), data,
-                                  source=entry_href(row.id))
-        return self.score(sub, data, body, row.id)
+        if hit is None:
+            sub = validate_submission(loads_json(body.decode("utf-8"), source=f"submission {row.id}"), data,
+                                      source=entry_href(row.id))
+            self.score(sub, data, body, row.id)
+            with self._lock:
+                hit = self._entries[key]
+        with self._lock:
+            self._by_row[row_key] = hit
+        return self._placed(hit, row.id)
 
     # -------------------------------------------------------------- boards
 
