@@ -276,8 +276,9 @@ def _rank(entries: list[Entry]) -> list[Entry]:
         return (-round(e.headline, 12), e.metadata["model"].lower(), e.submission.source)
 
     entries = sorted(entries, key=key)
-    for e in entries:
-        e.rank = 1 + sum(1 for o in entries if round(o.headline, 12) > round(e.headline, 12))
+    for k, e in enumerate(entries):  # competition ranks: the position of the first entry with this headline
+        same = k > 0 and round(entries[k - 1].headline, 12) == round(e.headline, 12)
+        e.rank = entries[k - 1].rank if same else k + 1
     return entries
 
 
