@@ -70,7 +70,10 @@ class Boards:
     def _placed(entry: Entry, sub_id: int | None) -> Entry:
         """A copy of a kept entry for one board (ranking changes an entry), named by its page."""
         source = entry_href(sub_id) if sub_id is not None else ""
-        return dataclasses.replace(entry, submission=Submission(entry.submission.metadata, {}, source))
+        # secondary is copied too: a board may add to it from the other entries (Sureon's MG of a visual entry
+        # beside its blind one), which must not stay on the kept entry for the next board
+        return dataclasses.replace(entry, submission=Submission(entry.submission.metadata, {}, source),
+                                   secondary=dict(entry.secondary))
 
     def entry_of(self, row: StoredSubmission) -> Entry:
         """The entry of a stored submission on the server's data (scored from the store's bytes on first need).
