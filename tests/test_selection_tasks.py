@@ -22,7 +22,10 @@ def _item(uid="u1", video_key="v1") -> Item:
 
 
 def _write(folder, rows, name="selection-aks-128.jsonl"):
+    """Rows as `select` writes them: the selector and budget of the file's name unless a row says otherwise."""
     folder.mkdir(exist_ok=True)
+    sel, _, budget = name[len("selection-"):-len(".jsonl")].rpartition("-")
+    rows = [{"selector": sel, "budget": int(budget), **r} for r in rows]
     (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
@@ -87,8 +90,9 @@ def test_protocol_prints_the_selector_rows_recipe_and_lists_them_runnable(capsys
     assert main(["protocol", "wfs_sb", "--output-path", "runs/wfs"]) == 0
     lines = capsys.readouterr().out.splitlines()
     commands = [x for x in lines if not x.startswith("#")]
+    # WFS-SB's released scorer: BLIP-2's image-text matching head (its preprocess/extract.py default)
     assert shlex.split(commands[0]) == ["medhorizon-tasks", "select", "--selector", "wfs_sb", "--scorer",
-                                        "open_clip:ViT-B-32/openai", "--budget", "128", "--recall", "--out",
+                                        "hf-itm:Salesforce/blip2-itm-vit-g", "--budget", "128", "--recall", "--out",
                                         "selections/"]
     assert commands[1].startswith("MEDHORIZON_SELECTION=selections/ medhorizon-tasks run --model MODEL")
     assert "--tasks medhorizon_wfs128" in commands[1] and commands[1].endswith("--output_path runs/wfs")
@@ -121,7 +125,7 @@ def test_stats_recall_shows_uniform_budgets_and_a_selection_beside_them(syntheti
     assert [r["budget"] for r in rep["uniform"]] == [4, 8, 16, 32, 64, 128, 256, 512]
     assert rep["uniform"][2]["item_recall"] == pytest.approx(u16) and u16 < 0.6
     assert rep["mine (selected)"] == [{"budget": 16, "item_recall": 1.0, "window_recall": rep["mine (selected)"][0][
-        "window_recall"], "n_scored": rep["uniform"][0]["n_scored"]}]
+        "window_recall"], "n_scored": rep["uniform"][0]["n_scored"], "n_missing": 0}]
     assert main(["stats", "--data", str(synthetic.data_path), "--recall"]) == 0
     text = capsys.readouterr().out
     assert "| frames | uniform item recall |" in text and f"| 16 | {100 * u16:.1f}% |" in text

@@ -135,6 +135,9 @@ def _cmd_select(args) -> int:
         errors = bool(summary["video_errors"])
         print(f"[select] wrote the selections into {out} ({summary['this_run']['videos_selected']} video(s) "
               f"selected by this process, {summary['this_run']['videos_reused']} from the journal)", file=sys.stderr)
+        if summary.get("rewritten"):
+            print(f"[select] {', '.join(summary['rewritten'])} in {out} changed or went missing since this run "
+                  "wrote it: written again from the journal", file=sys.stderr)
     if errors and not allow_video_errors():
         print("medhorizon-tasks select: some videos could not be read (their items have no selection, see "
               "select.json); set MEDHORIZON_ALLOW_VIDEO_ERRORS=1 to accept that", file=sys.stderr)
