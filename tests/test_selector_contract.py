@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from medhorizon_tasks.core.sampling import VideoMeta, fps_candidates, plan_frames, Uniform
+from medhorizon_tasks.core.sampling import Uniform, VideoMeta, fps_candidates, plan_frames
 from medhorizon_tasks.core.selectors import (
     BUILTIN,
     PROBABILITY,

@@ -71,10 +71,10 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from .errors import MedHorizonError
-from .sampling import FramePlan, VideoMeta, fps_candidates, uniform_frames, uniform_subsample
+from .sampling import FramePlan, VideoMeta, fps_candidates, uniform_frames
 
 __all__ = ["SELECTOR_GROUP", "BUILTIN", "Selection", "FrameSelector", "UniformSelect", "Aks", "Wfs",
-           "KeyframeNms", "SelectorError", "check_selection", "relevance_for", "plan_selection", "load_selector",
+           "KeyframeNms", "SelectorError", "check_selection", "relevance_for", "relevance_mode", "plan_selection", "load_selector",
            "selector_names", "selector_settings", "relevance_scale", "PROBABILITY", "VILAMP_MAX_CANDIDATES"]
 
 SELECTOR_GROUP = "medhorizon_tasks.frame_selectors"
@@ -166,7 +166,7 @@ class UniformSelect:
         _check_budget(self.budget)
 
     def describe(self) -> str:
-        return f"uniform_select(budget={self.budget})"
+        return f"uniform(budget={self.budget})"
 
     def select(self, scores, embeddings=None) -> Selection:
         _as_scores(scores)
@@ -471,9 +471,13 @@ def relevance_for(selector, scores: np.ndarray, scale: str | None) -> tuple[np.n
     (``relevance_input = "probability"``: WFS-SB, whose MMR maps relevance from [0, 1] to [-1, 1]) given a scorer
     whose output is not one (``scale`` other than :data:`PROBABILITY`, e.g. a dual encoder's cosine) is
     normalised; AKS normalises inside itself, as released, and ViLAMP's thresholds are on raw cosines."""
-    if getattr(selector, "relevance_input", None) == PROBABILITY and scale != PROBABILITY:
-        return _minmax(scores)[0], "minmax"
-    return scores, "raw"
+    mode = relevance_mode(selector, scale)
+    return (_minmax(scores)[0] if mode == "minmax" else scores), mode
+
+
+def relevance_mode(selector, scale: str | None) -> str:
+    """``"minmax"`` or ``"raw"``: how :func:`relevance_for` gives ``selector`` a scorer's relevance of ``scale``."""
+    return "minmax" if getattr(selector, "relevance_input", None) == PROBABILITY and scale != PROBABILITY else "raw"
 
 
 def relevance_scale(scorer) -> str:
@@ -515,13 +519,13 @@ def check_selection(result, selector, n_candidates: int, video: str = "") -> Sel
         raise bad(f"positions are not an array ({type(exc).__name__}: {exc})") from None
     if raw.ndim != 1:
         raise bad(f"positions have shape {raw.shape}, not one position per frame")
+    if raw.size == 0:
+        raise bad("it selected no frame")
     if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer) or raw.dtype == object and all(
             isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in raw.tolist())):
         raise bad(f"positions are of type {raw.dtype}, not whole numbers")
     pos = raw.astype(np.int64)
     budget = getattr(selector, "budget", None)
-    if len(pos) == 0:
-        raise bad("it selected no frame")
     if isinstance(budget, (int, np.integer)) and len(pos) > budget:
         raise bad(f"it selected {len(pos)} frames for a budget of {budget}")
     if len(np.unique(pos)) < len(pos):

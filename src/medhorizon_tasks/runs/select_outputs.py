@@ -21,11 +21,9 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-import numpy as np
-
 from ..benchmarks.medhorizon.evidence_recall import evidence_recall, format_recall
 from ..core.safeio import atomic_write_json, atomic_write_jsonl
-from ..core.selectors import relevance_for, selector_settings
+from ..core.selectors import relevance_mode, selector_settings
 from ..core.text import pct
 
 __all__ = ["FILES", "selection_key", "write_outputs", "summary_lines"]
@@ -59,7 +57,7 @@ def write_outputs(job, units, records: dict, identity: dict, this_run: dict) -> 
         key = selection_key(sel.name, sel.budget)
         rows, shown, needle = [], {}, []
         settings = selector_settings(sel)
-        relevance = relevance_for(sel, np.zeros(1), job.scale)[1]
+        relevance = relevance_mode(sel, job.scale)
         for it in job.items:
             got = by_uid[it.uid]["rec"]
             base = {"uid": it.uid, "video_key": it.video_key, "selector": sel.name,
