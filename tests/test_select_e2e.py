@@ -252,7 +252,11 @@ def test_the_vilamp_selection_reaches_the_needle_through_vlmevalkit(synthetic, t
                           text=True, timeout=3000, cwd=out)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     report = json.loads((out / "work" / "medhorizon_needle" / f"medhorizon_needle_{name}_report.json").read_text())
-    assert report["overall"]["accuracy"] == 1.0  # ViLAMP's keyframes on the probe's relevance hold every needle
+    # the probe on ViLAMP's keyframes scores in VLMEvalKit what it scored on them in `select` (not every needle:
+    # on the videos over 600 s its 600-candidate cap can step over a short evidence window)
+    selected = json.loads((sel / "select.json").read_text())["selections"]["vilamp-128"]
+    assert report["overall"]["accuracy"] == pytest.approx(selected["needle_accuracy"])
+    assert 0.5 < selected["needle_accuracy"] < 1.0 and selected["fallbacks"]
     items = {it.uid: it for it in load_release(synthetic.data_path)}
     rows = {r["uid"]: r for r in _lines(sel / "selection-vilamp-128.jsonl")}
     records = _lines(seen)
