@@ -616,7 +616,7 @@ def load_selector(name: str, budget: int, args: dict[str, Any] | None = None):
     except (TypeError, ValueError) as exc:
         raise MedHorizonError(f"--selector {name} with budget {budget} and {args or 'no --selector-arg'}: {exc}") \
             from None
-    missing = [a for a in ("name", "version", "describe", "select") if not hasattr(sel, a)]
+    missing = [a for a in ("name", "version", "budget", "describe", "select") if not hasattr(sel, a)]
     if missing:
         raise MedHorizonError(f"--selector {name}: the object it makes has no {', '.join(missing)} "
                               "(see FrameSelector in medhorizon_tasks.core.selectors)")
