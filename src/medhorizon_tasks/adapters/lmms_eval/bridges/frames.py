@@ -88,7 +88,7 @@ def interleaved_content(frames: PlannedFrames, image_part=lambda image: {"type":
         content.append({"type": "text", "text": text + ("\n" if i < len(layout) - 1 else "")})
     if suffix:
         if content and content[-1].get("type") == "text":
-            content[-1] = {"type": "text", "text": content[-1]["text"].strip() + suffix}
+            content[-1] = {"type": "text", "text": content[-1]["text"].rstrip() + suffix}
         else:
             content.append({"type": "text", "text": suffix})
     return content
