@@ -5,7 +5,9 @@ Three CLI runs, started together in one module fixture:
 * ``medhorizon_qwen2_5_vl`` and ``medhorizon_qwen3_vl`` on tiny randomly
   initialised checkpoints (tests/tiny_vlm.py), ``--limit 1``, with a test-only
   ``sitecustomize`` (tests/generate_spy/) on the subprocess's PYTHONPATH that
-  records what ``generate()`` receives;
+  records what ``generate()`` receives; each run also answers one item of the
+  Sureon task (Sureon's Qwen3VL-8B-I, Qwen3VL-32B-T and MedGRPO rows:
+  tests/sureon_spy.py);
 * ``medhorizon_openai`` against a loopback HTTP server (127.0.0.1) that
   records each chat-completions request body, ``--limit 2``.
 
@@ -28,6 +30,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import sureon_spy
 import tiny_vlm
 from medhorizon_tasks.adapters.lmms_eval.runner import OFFLINE_ENV, lmms_eval_command
 from medhorizon_tasks.benchmarks.medhorizon.protocol import FrameSetting, load_frames
@@ -39,6 +42,7 @@ TASK = "medhorizon_synthetic"
 SPY = Path(__file__).parent / "generate_spy"
 # Small per-frame budgets keep the tiny models' runs short; they also exercise the budget model args.
 QWEN_BUDGET = "frame_min_pixels=3136,frame_max_pixels=50176"
+QWEN_IMAGES = "min_pixels=3136,max_pixels=50176"  # the image processor's (Sureon's frames are images)
 TIMEOUT_S = 900
 
 
@@ -65,8 +69,8 @@ class _ChatServer(BaseHTTPRequestHandler):
         pass
 
 
-def _start(model, model_args, out: Path, limit: int, env: dict) -> tuple[subprocess.Popen, Path]:
-    cmd = lmms_eval_command(model, [TASK], out, model_args=model_args, limit=limit)
+def _start(model, model_args, out: Path, limit: int, env: dict, tasks=(TASK,)) -> tuple[subprocess.Popen, Path]:
+    cmd = lmms_eval_command(model, list(tasks), out, model_args=model_args, limit=limit)
     cmd += ["--gen_kwargs", "max_new_tokens=1"]
     out.mkdir(parents=True, exist_ok=True)
     log = out / "lmms_eval.log"
@@ -97,11 +101,12 @@ def runs(synthetic, tmp_path_factory):
     spy_env = lambda name: {"PYTHONPATH": os.pathsep.join([str(SPY), os.environ.get("PYTHONPATH", "")]),  # noqa: E731
                             "MEDHORIZON_GENERATE_SPY": str(root / f"{name}_generate.jsonl")}
     cpu = "device=cpu,device_map=cpu"
+    both = (TASK, sureon_spy.TASK)
     started = {
-        "qwen2_5": _start("medhorizon_qwen2_5_vl", f"pretrained={q25},{cpu},{QWEN_BUDGET}", root / "qwen2_5", 1,
-                          spy_env("qwen2_5")),
-        "qwen3": _start("medhorizon_qwen3_vl", f"pretrained={q3},{cpu},{QWEN_BUDGET}", root / "qwen3", 1,
-                        spy_env("qwen3")),
+        "qwen2_5": _start("medhorizon_qwen2_5_vl", f"pretrained={q25},{cpu},{QWEN_BUDGET},{QWEN_IMAGES}",
+                          root / "qwen2_5", 1, spy_env("qwen2_5"), both),
+        "qwen3": _start("medhorizon_qwen3_vl", f"pretrained={q3},{cpu},{QWEN_BUDGET},{QWEN_IMAGES}", root / "qwen3", 1,
+                        spy_env("qwen3"), both),
         "openai": _start("medhorizon_openai", f"model=tiny-test,base_url={base_url},api_key=test,image_format=png,"
                          "num_concurrent=2,max_retries=1", root / "openai", 2, {}),
     }
@@ -121,6 +126,10 @@ def runs(synthetic, tmp_path_factory):
         out[name] = {"results": results, "samples": samples, "generate": calls, "log": log}
     out["openai"]["requests"] = list(_ChatServer.bodies)
     out["paths"] = {"qwen2_5": q25, "qwen3": q3}
+    for name in ("qwen2_5", "qwen3"):  # the Sureon item's call apart from the MedHorizon item's
+        run = out[name]
+        run["generate"], run["sureon_generate"] = sureon_spy.split_calls(run["generate"], out["paths"][name])
+        run["sureon_samples"] = sureon_spy.samples(run["log"].parent)
     return out
 
 
@@ -218,6 +227,18 @@ def test_qwen3_vl_token_layout_is_the_released_one(runs, synthetic):
     assert "<|vision_start|><" not in text.replace(frame, ""), "no vision_start around the time labels"
     assert "<|image_pad|>" not in text
     assert sample["input"] in text
+
+
+# ------------------------------------------------------------------ Sureon (appendix D.1, Fig. 17)
+
+QWEN_IMAGE = r"<\|vision_start\|>(?:<\|image_pad\|>)+<\|vision_end\|>"
+
+
+@pytest.mark.parametrize("name", ["qwen2_5", "qwen3"])  # MedGRPO's row; Qwen3VL-8B-I's and Qwen3VL-32B-T's
+def test_sureon_frames_are_images_each_right_after_its_timestamp_line(runs, name):
+    kwargs, times = sureon_spy.check_interleaved(runs[name], QWEN_IMAGE, ("<|video_pad|>",))
+    assert kwargs["image_grid_thw"]["shape"] == [len(times), 3], "one image per planned frame"
+    assert "pixel_values_videos" not in kwargs and "video_grid_thw" not in kwargs
 
 
 # ------------------------------------------------------------------ OpenAI-compatible

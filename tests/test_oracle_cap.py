@@ -1,6 +1,7 @@
-"""The oracle row within the run's cap (issue 27, item 2): the evidence windows' 1 FPS frames, uniformly
-thinned to the cap when more; exactly the release's own evidence images when a record lists them; the report
-gives the distribution of frames per item."""
+"""The oracle row (issue 27, item 2; issue 40, item 4): every one of the release's own evidence images when a
+record lists them, however many (MedHorizon section 8 RQ2); otherwise the package's fallback, the evidence
+windows' 1 FPS frames uniformly thinned to the cap when more; the report gives the distribution of frames per
+item, and per kind (listed images, windows fallback, whole-video fallback)."""
 
 import json
 
@@ -69,11 +70,38 @@ def test_a_records_own_evidence_images_are_shown_exactly(tmp_path):
     assert a.evidence_frames == tuple(images) and b.evidence_support == "local"
     plan = plan_for(a, FrameSetting(mode="oracle", cap=64))
     assert plan.indices == tuple(images)  # the listed images, not the window's 7,200 grid frames
-    assert "images" in plan.policy
-    thinned = plan_for(b, FrameSetting(mode="oracle", cap=64))
-    assert len(thinned) == 64 and set(thinned.indices) <= set(many)
+    assert plan.policy == "oracle(images)"
+    every = plan_for(b, FrameSetting(mode="oracle", cap=64))  # more images than the cap: every one, as the paper
+    assert every.indices == tuple(many) and len(every) == 180
     assert scoring.record_for(a, "A", "oracle", None)["oracle_frames"] == 4  # planned on the data by default
+    assert scoring.record_for(b, "A", "oracle", None)["oracle_frames"] == 180
     assert scoring.record_for(a, "A", "oracle", "video missing")["oracle_frames"] == 0
+
+
+def test_the_report_says_what_each_kind_of_item_was_shown(tmp_path):
+    """Listed images (the paper's oracle) apart from the package's two fallbacks, each with its frames
+    min / median / max; the cap bounds the fallbacks only."""
+    items = _release(tmp_path, [{"images": [100, 2000, 9000]},                              # 3 images
+                                {"images": list(range(0, 100000, 1000))},                    # 100 images
+                                {"support": "local", "frame_windows": [[0, 179999]]},        # windows: 7,200 -> 64
+                                {"support": "local", "frame_windows": [[500, 1500]]},        # windows: 41
+                                {"support": "global"}])                                      # no evidence: 64
+    records = [scoring.record_for(it, "A", "oracle", None) for it in items]
+    assert [r["oracle_source"] for r in records] == ["images", "images", "windows", "windows", "fps_cap"]
+    assert [r["oracle_frames"] for r in records] == [3, 100, 64, 41, 64]
+    rep = scoring.report(records)
+    assert rep["oracle_sources"] == {"images": {"n": 2, "min": 3, "median": 51.5, "max": 100},
+                                     "windows": {"n": 2, "min": 41, "median": 52.5, "max": 64},
+                                     "fps_cap": {"n": 1, "min": 64, "median": 64, "max": 64}}
+    lines = scoring.fallback_lines(rep)
+    assert ("oracle: 2 items shown the release's listed evidence images, every one (the paper's oracle): "
+            "frames min 3 / median 51.5 / max 100") in lines
+    assert ("oracle: 2 items shown the package's fallback: the evidence windows' 1 FPS frames, thinned to the cap: "
+            "frames min 41 / median 52.5 / max 64") in lines
+    assert any(line.startswith("oracle: 1 item shown the package's fallback: no evidence listed") for line in lines)
+    assert plan_for(items[2], FrameSetting(mode="oracle", cap=64)).policy == \
+        "oracle(windows_fallback,fps=1,cap=64)"
+    assert "oracle_sources" not in scoring.report([scoring.record_for(it, "A", "visual", None) for it in items])
 
 
 def test_bad_evidence_images_name_the_item_and_field(tmp_path):

@@ -15,6 +15,8 @@
   ``videochat_flash`` wrapper asserts a GPU and calls ``.half().cuda()``: on this CPU run the spy answers one
   device to that wrapper's own ``torch.cuda.device_count()`` call (tests/generate_spy) and the stand-in's
   ``cuda()`` is a no-op. Hulu-Med runs with ``use_flash_attention_2=False`` (no flash-attn on a CPU);
+* ``gemma4``, ``molmo2`` and ``gemma3`` also answer one item of the Sureon task in the same run (Sureon's Gemma 4,
+  Molmo2 and MedGemma 1.5 rows): each frame an image right after its ``Frame k at t s:`` line (tests/sureon_spy.py);
 * ``vllm``: ``--model medhorizon_openai --model_args ...,frames_as=video`` against the mock vLLM server
   (tests/openai_mock.py, ``vllm=True``), which parses the frame-sequence data URL as vLLM does: every planned frame
   arrives, at its planned time, with ``do_sample_frames`` off, two requests in flight.
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+import sureon_spy
 import tiny_remote_code
 import tiny_vlm
 from medhorizon_tasks.adapters.lmms_eval.runner import OFFLINE_ENV
@@ -43,9 +46,9 @@ SPY = Path(__file__).parent / "generate_spy"
 TIMEOUT_S = 900
 
 
-def _start(model, model_args, out: Path, limit: int, env: dict):
+def _start(model, model_args, out: Path, limit: int, env: dict, tasks: str = TASK):
     cmd = [sys.executable, "-m", "medhorizon_tasks.commands.main", "run", "--model", model, "--model_args",
-           model_args, "--tasks", TASK, "--limit", str(limit), "--gen_kwargs", "max_new_tokens=1",
+           model_args, "--tasks", tasks, "--limit", str(limit), "--gen_kwargs", "max_new_tokens=1",
            "--output_path", str(out), "--log_samples"]
     out.mkdir(parents=True, exist_ok=True)
     full_env = {**os.environ, **OFFLINE_ENV, "OMP_NUM_THREADS": "1", **env}
@@ -83,14 +86,15 @@ def runs(synthetic, tmp_path_factory):
                "videochat_flash": tiny_remote_code.build_videochat_flash(root / "tiny_videochat_flash"),
                "hulu_med": tiny_remote_code.build_hulu_med(root / "tiny_hulu_med")}
     cpu = "device=cpu,device_map=cpu"
+    both = f"{TASK},{sureon_spy.TASK}"
     mock = MockProvider(limit=4, vllm=True).__enter__()
     started = {
         "gemma4": _start("medhorizon_gemma4", f"pretrained={folders['gemma4']},{cpu},max_soft_tokens=70",
-                         root / "gemma4", 1, _spy_env(root / "gemma4_generate.jsonl")),
+                         root / "gemma4", 1, _spy_env(root / "gemma4_generate.jsonl"), both),
         "molmo2": _start("medhorizon_molmo2", f"pretrained={folders['molmo2']},{cpu}", root / "molmo2", 1,
-                         _spy_env(root / "molmo2_generate.jsonl")),
+                         _spy_env(root / "molmo2_generate.jsonl"), both),
         "gemma3": _start("medhorizon_gemma3", f"pretrained={folders['gemma3']},{cpu}", root / "gemma3", 1,
-                         _spy_env(root / "gemma3_generate.jsonl")),
+                         _spy_env(root / "gemma3_generate.jsonl"), both),
         "minicpm_v": _start("medhorizon_minicpm_v", f"pretrained={folders['minicpm_v']},device=cpu", root / "minicpm_v",
                             1, _remote_env(root, "minicpm_v")),
         "videochat_flash": _start(
@@ -114,7 +118,10 @@ def runs(synthetic, tmp_path_factory):
     out = {name: {"samples": _samples(log.parent), "log": log} for name, (_, log) in started.items()}
     for name in ("gemma4", "molmo2", "gemma3"):
         spy = root / f"{name}_generate.jsonl"
-        out[name]["generate"] = [json.loads(x) for x in spy.read_text().splitlines()] if spy.exists() else []
+        calls = [json.loads(x) for x in spy.read_text().splitlines()] if spy.exists() else []
+        # the Sureon item's call apart from the MedHorizon item's
+        out[name]["generate"], out[name]["sureon_generate"] = sureon_spy.split_calls(calls, folders[name])
+        out[name]["sureon_samples"] = sureon_spy.samples(root / name)
     for name in ("minicpm_v", "videochat_flash", "hulu_med"):
         out[name]["remote"] = tiny_remote_code.spy_lines(root / f"{name}_remote.jsonl")
     for name, folder in folders.items():
@@ -263,3 +270,24 @@ def test_hulu_med_remote_code_gets_one_video_with_its_timestamps(runs, synthetic
     assert generate["modals"] == ["video"] and generate["image_tokens"] == 8
     assert generate["pixel_values"]["dtype"] == "torch.bfloat16" and generate["pixel_values"]["shape"][0] == 8
     assert [e["use_think"] for e in _events(run, "batch_decode")] == [False]
+
+
+# ------------------------------------------------------------------ Sureon (appendix D.1, Fig. 17)
+
+SUREON_IMAGES = {  # each model's image tokens, and the marks of its video input that must not appear
+    "gemma4": (r"<\|boi\|>(?:<\|image\|>)+<\|eoi\|>", ("<|video|>",)),
+    "molmo2": (r"<low_res_im_start>(?:<im_patch>|<im_col>)+<im_end>(?:<im_start>(?:<im_patch>|<im_col>)+<im_end>)*",
+               ("<frame_start>",)),
+    "gemma3": ("<start_of_image>(?:<image_soft_token>)+<end_of_image>", (" seconds>",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUREON_IMAGES))  # Sureon's Gemma 4, Molmo2 and MedGemma 1.5 rows
+def test_sureon_frames_are_images_each_right_after_its_timestamp_line(runs, name):
+    image, video_marks = SUREON_IMAGES[name]
+    kwargs, times = sureon_spy.check_interleaved(runs[name], image, video_marks)
+    assert "pixel_values_videos" not in kwargs
+    if name == "molmo2":
+        assert kwargs["image_grids"]["shape"][0] == len(times), "one image per planned frame"
+    else:
+        assert kwargs["pixel_values"]["shape"][0] == len(times), "one image per planned frame"

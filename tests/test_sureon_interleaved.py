@@ -125,3 +125,46 @@ def _data_path():
     from medhorizon_tasks.data.synthetic.sureon import build_sureon_sample
 
     return build_sureon_sample().data_path
+
+
+# Issue 40, item 1: every runnable row of Table 3 gets the interleaved layout. The adapters whose requests the e2e
+# spy checks read through the real lmms-eval CLI (text "Frame k at t s:", then that frame, in plan order):
+E2E_CHECKED = {"medhorizon_openai": "test_sureon_interleaved_e2e.py", "medhorizon_qwen3_vl": "test_bridges_e2e.py",
+               "medhorizon_qwen2_5_vl": "test_bridges_e2e.py", "medhorizon_gemma4": "test_rows_e2e.py",
+               "medhorizon_molmo2": "test_rows_e2e.py", "medhorizon_gemma3": "test_rows_e2e.py"}
+
+
+def test_every_runnable_sureon_row_says_how_its_frames_reach_the_model(capsys):
+    from medhorizon_tasks.benchmarks.sureon.model_settings import SETTINGS
+    from medhorizon_tasks.commands.main import main
+
+    rows = [s for s in SETTINGS if s.runnable]
+    assert len(rows) == 8 and {s.adapter for s in rows} == set(E2E_CHECKED), "a new row's bridge needs its spy check"
+    assert main(["protocol", "--list"]) == 0
+    listed = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()}
+    native_video = {"medhorizon_qwen3_vl", "medhorizon_qwen2_5_vl", "medhorizon_gemma4", "medhorizon_molmo2"}
+    for s in rows:
+        line = listed[s.row]
+        assert 'frames: each an image right after its "Frame k at t s:" line (Fig. 17' in line, line
+        assert ("through the model's image input, not its video input" in line) == (s.adapter in native_video), line
+        assert "one video" not in s.note and "<t seconds>" not in s.note, s.note
+    assert "frames:" not in listed["qwen3_vl_8b"], "MedHorizon's rows fix no layout"
+
+
+def test_the_bridges_content_is_the_layout_with_its_line_breaks():
+    from medhorizon_tasks.adapters.lmms_eval.bridges.frames import interleaved_content, interleaved_images
+
+    images = [Image.fromarray(np.full((8, 8, 3), v, np.uint8)) for v in (10, 200)]
+    parts = ["This is a clip from 1.0 s to 2.0 s of a surgical video.", "Frame 1 at 1.0 s:", 0,
+             "Frame 2 at 2.0 s:", 1, "\nQuestion: q"]
+    frames = PlannedFrames(images, timestamps=(1.0, 2.0), interleaved=parts)
+    content = interleaved_content(frames, lambda im: {"type": "image", "v": int(np.asarray(im)[0, 0, 0])},
+                                  suffix=" Think.")
+    assert content == [{"type": "text", "text": parts[0] + "\n"}, {"type": "text", "text": "Frame 1 at 1.0 s:\n"},
+                       {"type": "image", "v": 10}, {"type": "text", "text": "\nFrame 2 at 2.0 s:\n"},
+                       {"type": "image", "v": 200}, {"type": "text", "text": "\n\nQuestion: q Think."}]
+    # the texts joined with an image mark where each frame is: the one-text prompt with the marks in place
+    joined = "".join(c["text"] if c["type"] == "text" else "<image>" for c in interleaved_content(frames))
+    assert joined == "\n".join("<image>" if isinstance(p, int) else p for p in parts)
+    assert [np.asarray(im)[0, 0, 0] for im in interleaved_images(frames)] == [10, 200]
+    assert interleaved_content(PlannedFrames(images, timestamps=(1.0, 2.0))) is None, "no layout: the bridge's own"

@@ -10,8 +10,9 @@
 * ``protocol ROW --serve vllm [--tensor-parallel T --data-parallel D --nodes N --head HOST]``: the ``vllm serve``
   command(s) for the row's checkpoint and the ``medhorizon-tasks run`` that sends it the planned frames as video
   (:mod:`medhorizon_tasks.runs.vllm_serve`);
-* ``protocol --list``: every row of the three papers' tables, its frame setting, adapter, task and budget, or why
-  it cannot run (no public weights);
+* ``protocol --list``: every row of the three papers' tables, its frame setting, adapter, task and budget (and,
+  where the benchmark fixes the prompt's layout, how the frames reach the model: Sureon's rows), or why it cannot
+  run (no public weights);
 * ``protocol --markdown [--benchmark sureon|surghi]``: the docs' table of MedHorizon's (Sureon's, SurgHiBench's)
   rows.
 
@@ -91,6 +92,8 @@ def _cmd_protocol(args) -> int:
                 run = f"runnable as its selection: `select --selector {s.selection}`, then your base model on {s.task}"
             else:
                 run = f"{s.adapter} on {s.task}, {generation(s)}" if s.runnable else f"not runnable here: {s.note}"
+            if s.runnable and s.frames_as:  # the departures column: how the frames reach the model
+                run = f"{run}; frames: {s.frames_as}"
             print(f"{s.row:<{width}}  {s.paper_row} ({s.table}; {_describe(s)}): {run}")
         return 0
     s = find_setting(args.row, args.benchmark)

@@ -159,6 +159,8 @@ def _cmd_score(args) -> int:
         return 0
     print(scoring.format_table([(args.label or label, args.input or inp, rep)]))
     print_comparisons(paper, notes)
+    for line in scoring.fallback_lines(rep):  # oracle mode: what each item was shown, and the fallbacks
+        print(line)
     for line in listing("video errors (scored wrong)", [with_item(e["uid"], e["error"]) for e in rep["video_errors"]]):
         print(line)
     missing = [r["uid"] for r in records if r["status"] == "missing"]

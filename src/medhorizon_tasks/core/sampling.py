@@ -129,23 +129,28 @@ class Uniform:
 
 @dataclass(frozen=True)
 class Oracle:
-    """The item's evidence frames: the ``fps`` grid points inside each evidence window.
+    """The item's evidence frames.
 
-    ``windows`` are ``(start_s, end_s)`` in seconds of the video's own timeline
-    (both ends inclusive), so evidence given in the data's frame numbering is
-    mapped through time and still lands on the right frames of a file whose
-    frame rate differs from the data's. A window narrower than one grid step
-    contributes the frame nearest its middle, so every window is represented;
-    a window that starts after the video's end contributes nothing. ``cap``
-    uniformly thins the union when it holds more frames (:func:`uniform_subsample`):
-    phase-length windows hold hundreds or thousands of 1 FPS frames, and the
-    paper's oracle shows "the variable number of available evidence images for
-    each item" (MedHorizon section 8, RQ2), not a whole phase. ``images``
-    (seconds), when the data lists its evidence images, replaces the windows:
-    exactly the frame nearest each listed time (thinned to ``cap`` only when
-    more). An item without either (global support: the whole procedure is the
-    evidence) falls back to ``FpsCap(fps, fallback_cap)``; the plan's ``policy``
-    string records the fallback.
+    ``images`` (seconds), when the data lists its evidence images: exactly the
+    frame nearest each listed time, every one, however many (the paper's oracle
+    shows "the variable number of available evidence images for each item",
+    MedHorizon section 8, RQ2); no cap applies to them.
+
+    Otherwise, the package's fallback (the paper describes no oracle built from
+    windows): the ``fps`` grid points inside each evidence window. ``windows``
+    are ``(start_s, end_s)`` in seconds of the video's own timeline (both ends
+    inclusive), so evidence given in the data's frame numbering is mapped
+    through time and still lands on the right frames of a file whose frame rate
+    differs from the data's. A window narrower than one grid step contributes
+    the frame nearest its middle, so every window is represented; a window that
+    starts after the video's end contributes nothing. ``cap`` uniformly thins
+    the union when it holds more frames (:func:`uniform_subsample`):
+    phase-length windows hold hundreds or thousands of 1 FPS frames. The plan's
+    ``policy`` string names this fallback (``windows_fallback``).
+
+    An item with neither (global support: the whole procedure is the evidence)
+    falls back to ``FpsCap(fps, fallback_cap)``; the plan's ``policy`` string
+    records that fallback too.
     """
 
     windows: tuple[tuple[float, float], ...]
@@ -159,8 +164,9 @@ class Oracle:
             _check_budget(self.cap, "oracle cap")
 
     def describe(self) -> str:
-        source = ",images" if self.images else ""
-        return f"oracle(fps={self.fps:g},cap={self.cap}{source})"
+        if self.images:  # every listed image: neither fps nor cap decides which
+            return "oracle(images)"
+        return f"oracle(windows_fallback,fps={self.fps:g},cap={self.cap})"
 
 
 @dataclass(frozen=True)
@@ -422,7 +428,7 @@ def plan_frames(meta: VideoMeta, policy) -> FramePlan:
         if idx is None:
             fallback = FpsCap(policy.fps, policy.fallback_cap)
             idx = uniform_subsample(fps_candidates(meta, fallback.fps), fallback.cap)
-            label = f"{label}->no_windows->{fallback.describe()}"
+            label = f"oracle->no_windows->{fallback.describe()}"  # no evidence to show: the package's fallback
     elif isinstance(policy, Clip):
         idx = _clip_indices(meta, policy)
         if len(idx) > len(np.unique(idx)):
@@ -516,8 +522,7 @@ def _oracle_indices(meta: VideoMeta, policy: Oracle) -> np.ndarray | None:
         wanted = wanted[(wanted >= 0.0) & (wanted <= meta.duration_s + 1e-6)]
         if not len(wanted):
             return None
-        idx = np.unique(_nearest_frames(meta, wanted))
-        return idx if policy.cap is None else uniform_subsample(idx, policy.cap)
+        return np.unique(_nearest_frames(meta, wanted))  # every listed image: the cap is the windows' only
     if not policy.windows:
         return None
     grid = fps_candidates(meta, policy.fps)

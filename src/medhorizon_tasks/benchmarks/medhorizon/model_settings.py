@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from ..request_rules import rule_for
 
 __all__ = ["ModelSetting", "SETTINGS", "setting", "lmms_eval_command", "run_command", "selection_recipe",
-           "markdown_table", "QWEN_CAP", "REASONING_BUDGET", "QWEN3_VL_THINKING_BUDGET", "closed_row"]
+           "markdown_table", "departures", "QWEN_CAP", "REASONING_BUDGET", "QWEN3_VL_THINKING_BUDGET", "closed_row"]
 
 QWEN_CAP = 768  # Qwen3VLVideoProcessor.max_frames == qwen-vl-utils FPS_MAX_FRAMES
 CLOSED_CAP = 1248
@@ -89,6 +89,7 @@ class ModelSetting:
     encoder_args: tuple[str, ...] = ()  # its `--encoder-arg KEY=VALUE`s
     selection: str = ""          # selector rows run here: the `select --selector` name (the base model is the user's)
     scorer: str = ""             # and the scorer the recipe names
+    frames_as: str = ""          # how the frames reach the model where the benchmark fixes the prompt's layout
 
     @property
     def task(self) -> str | None:
@@ -114,10 +115,11 @@ def closed_row(row, paper_row, model, base_url="", source="", *, table="Table 6"
     args = f"model={model}" + (f",base_url={base_url}" if base_url else "") + (
         f",reasoning_effort={effort}" if effort else "")
     frames = frames or {"input_shown": "1 FPS", "fps": 1, "cap": CLOSED_CAP}
+    api = "OpenAI-compatible chat API" if frames.get("frames_as") else _OPENAI_COMPAT  # the row's layout says how
     return ModelSetting(row, paper_row, table, adapter="medhorizon_openai", model_args=args,
                         pixel_budget=_API_PIXELS, source=source,
                         max_new_tokens=REASONING_BUDGET if rule_for(model).reasoning else None,
-                        note=_OPENAI_COMPAT + "; the model id is the paper's name, check your provider's", **frames)
+                        note=api + "; the model id is the paper's name, check your provider's", **frames)
 
 
 
@@ -282,6 +284,12 @@ def generation(s: ModelSetting) -> str:
     return f"max_new_tokens={s.max_new_tokens}" if s.max_new_tokens else "task default (256 tokens)"
 
 
+def departures(s: ModelSetting) -> str:
+    """A runnable row's "differs from the paper" text: how its frames reach the model (where the benchmark fixes
+    the prompt's layout), then its note."""
+    return "; ".join(x for x in (f"frames: {s.frames_as}" if s.frames_as else "", s.note) if x) or "—"
+
+
 def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
     """The docs' rows table: paper row, the paper's input, adapter, model args, task, generation budget, the
     command that prints the full command line (or why the row cannot be run here), and what differs from the
@@ -305,6 +313,6 @@ def markdown_table(settings: tuple[ModelSetting, ...] = SETTINGS) -> str:
         cells = [f"{s.paper_row} ({s.table})", paper_input, adapter, args, f"`{s.task}`" if s.task else "—",
                  f"`{generation(s)}`" if s.max_new_tokens else ("—" if s.encoder or s.tasks == "surghi zeroshot" else "256 tokens"),
                  f"`medhorizon-tasks protocol {s.row}`" if s.runnable else f"not run here: {s.note}",
-                 (s.note or "—") if s.runnable else "—"]
+                 departures(s) if s.runnable else "—"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -5,11 +5,12 @@ Modes (paper sections 4.1 and 4.3, appendix 8):
 - ``visual``: frames admitted by the 1 FPS + cap rule (:class:`~medhorizon_tasks.core.sampling.FpsCap`)
   over the whole video, or a fixed uniform budget (``frames=N``);
 - ``text``: the identical question and options, no frames (the "Text" / blind row);
-- ``oracle``: the item's evidence frames (the "GT-images" row): the 1 FPS frames inside its evidence windows,
-  uniformly thinned to the run's ``cap`` when more (phase-length PR / SD / RL windows hold hundreds or thousands;
-  the paper: "the oracle setting uses the variable number of available evidence images for each item", section 8
-  RQ2), or exactly the release's own evidence images when a record lists them (thinned the same way only past
-  the cap). No oracle plan is ever longer than the cap of the row it runs in;
+- ``oracle``: the item's evidence frames (the "GT-images" row): every one of the release's own evidence images
+  when a record lists them, however many (the paper: "the oracle setting uses the variable number of available
+  evidence images for each item", section 8 RQ2). For a record without them, the package's fallback (the paper
+  describes none): the 1 FPS frames inside its evidence windows, uniformly thinned to the run's ``cap`` when more
+  (phase-length PR / SD / RL windows hold hundreds or thousands), and for an item without windows the 1 FPS +
+  cap frames of the whole video. The cap bounds the fallbacks only.
 The "Random" row of the paper is the ``medhorizon_random`` probe model (a
 seeded uniform guess, :func:`medhorizon_tasks.data.synthetic.probes.random_answer`) run on
 the text task.
@@ -166,7 +167,7 @@ class FrameSetting:
 
     def policy(self, item: Item, signal: ChangeSignal | None = None):
         if self.mode == "oracle":
-            # capped like every other row (module doc); the release's own images when it lists them
+            # every listed evidence image; the cap bounds the fallbacks only (module doc)
             return oracle_policy(item, self.fps, self.cap)
         if self.strategy == "frame_change":
             return FrameChange(self.frames, signal, fps=self.fps)

@@ -37,11 +37,21 @@ if TYPE_CHECKING:
     from ...core.sampling import Oracle
 
 __all__ = ["PUBLISHED", "ReleaseCheck", "check_release", "oracle_fallback", "evidence_seconds", "oracle_policy", "oracle_frame_count",
-           "FALLBACK_REASONS", "ORACLE_CAP"]
+           "FALLBACK_REASONS", "ORACLE_CAP", "ORACLE_SOURCES", "oracle_source"]
 
-#: The oracle row's frame cap: the cap of the paper's fixed-frame rows ("Uniform vision+text uses 64 frames",
-#: section 8 RQ2), so the oracle never shows more frames than the row it is compared with.
+#: The cap of the oracle's fallbacks only (an item whose release lists its evidence images is shown every one,
+#: as the paper's oracle: "the variable number of available evidence images for each item", section 8 RQ2): an
+#: item with evidence windows but no listed images is shown the windows' 1 FPS frames thinned to this cap, one
+#: without evidence the whole video's; 64 is the cap of the paper's fixed-frame rows ("Uniform vision+text uses
+#: 64 frames", section 8 RQ2). The paper describes neither fallback: the package's choice.
 ORACLE_CAP = 64
+
+#: What the oracle shows an item (a record's ``oracle_source``), as the reports name it.
+ORACLE_SOURCES = {
+    "images": "the release's listed evidence images, every one (the paper's oracle)",
+    "windows": "the package's fallback: the evidence windows' 1 FPS frames, thinned to the cap",
+    "fps_cap": "the package's fallback: no evidence listed, the whole video's 1 FPS frames thinned to the cap",
+}
 
 PUBLISHED = {
     "items": 1253,
@@ -77,6 +87,14 @@ def oracle_fallback(item: Item) -> str | None:
     return "global" if item.evidence_support == "global" else "no_windows"
 
 
+def oracle_source(item: Item) -> str:
+    """What the oracle shows this item (:data:`ORACLE_SOURCES`): ``"images"`` when the release lists its evidence
+    images, else ``"windows"`` when it has evidence windows, else ``"fps_cap"``."""
+    if item.evidence_frames:
+        return "images"
+    return "windows" if item.evidence_windows else "fps_cap"
+
+
 def evidence_seconds(item: Item) -> tuple[tuple[float, float], ...]:
     """The item's evidence windows, given in the data's frame numbering at the data's ``fps``, in seconds:
     the oracle looks them up in the file by time (see :mod:`medhorizon_tasks.core.video.metadata`)."""
@@ -84,8 +102,9 @@ def evidence_seconds(item: Item) -> tuple[tuple[float, float], ...]:
 
 
 def oracle_policy(item: Item, fps: float = 1.0, cap: int = ORACLE_CAP) -> Oracle:
-    """The oracle's frame policy for an item: its evidence windows' ``fps`` frames thinned to ``cap``, or the
-    release's own evidence images when it lists them (:class:`~medhorizon_tasks.core.sampling.Oracle`)."""
+    """The oracle's frame policy for an item: every one of the release's own evidence images when it lists them,
+    else (the package's fallbacks) its evidence windows' ``fps`` frames thinned to ``cap``, else the whole video's
+    (:class:`~medhorizon_tasks.core.sampling.Oracle`)."""
     from ...core.sampling import Oracle  # here only: the frame planner brings numpy, which scoring does not need
 
     return Oracle(evidence_seconds(item), fps=fps, cap=cap,

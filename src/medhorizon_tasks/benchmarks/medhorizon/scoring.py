@@ -35,8 +35,9 @@ from ...core.predictions import (
 from ...core.responses import response_failure
 from ...core.stats import wilson_ci
 from ...core.text import pct
+from .oracle_report import oracle_source_lines, oracle_sources
 from .release import Item
-from .release_check import FALLBACK_REASONS, oracle_fallback, oracle_frame_count
+from .release_check import FALLBACK_REASONS, oracle_fallback, oracle_frame_count, oracle_source
 from .taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
 
 __all__ = ["score_item", "record_for", "missing_record", "error_record", "read_predictions", "score_predictions",
@@ -53,6 +54,7 @@ def _base(item: Item, mode: str, frames_shown: int | None = None) -> dict:
            "family": item.family, "hop": item.hop, "mode": mode, "answer": item.answer}
     if mode == "oracle":  # shown the 1 FPS + cap frames instead of its evidence: why (None: its evidence)
         rec["oracle_fallback"] = oracle_fallback(item)
+        rec["oracle_source"] = oracle_source(item)  # the release's evidence images, or which fallback
         # how many frames it was shown: the run's own plan, else planned on the data at the oracle row's cap
         rec["oracle_frames"] = int(frames_shown) if frames_shown is not None else oracle_frame_count(item)
     return rec
@@ -209,7 +211,7 @@ def _fallbacks(records: list[dict]) -> dict:
     counts = [int(r["oracle_frames"]) for r in records if r.get("oracle_frames") is not None]
     if counts:
         out["oracle_frames"] = oracle_frame_distribution(counts)
-    return out
+    return {**out, **oracle_sources(records)}
 
 
 def oracle_frame_distribution(counts: list[int]) -> dict:
@@ -237,10 +239,10 @@ def fallback_lines(rep: dict) -> list[str]:
     """The oracle report's fall-back items as text: a count per reason, and the items whose windows could not
     be read listed (global support falls back by design, as in the paper)."""
     fb = rep.get("oracle_fallback")
-    frames = oracle_frames_line(rep)
+    frames = [*([line] if (line := oracle_frames_line(rep)) else []), *oracle_source_lines(rep)]
     if not fb or not fb["n"]:
-        return [frames] if frames else []
-    lines = [*([frames] if frames else []),
+        return frames
+    lines = [*frames,
              f"oracle mode: {fb['n']} of {rep['overall']['n']} items were shown the 1 FPS + cap frames "
              f"instead of evidence frames:"]
     for reason, text in FALLBACK_REASONS.items():

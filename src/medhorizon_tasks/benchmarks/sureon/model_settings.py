@@ -13,10 +13,15 @@ switch on (see :mod:`medhorizon_tasks.benchmarks.medhorizon.model_settings`).
 Gemma 4, Molmo2 and MedGemma 1.5: Gemma 4 is the 31B instruction model the paper
 names in its appendix (B.4.3, "Gemma-4-31B-IT" as held-out blind guesser),
 Molmo2 and MedGemma 1.5 the released checkpoints ``allenai/Molmo2-8B`` and
-``google/medgemma-1.5-4b-it`` (each row says so). Gemma 4 and Molmo2 take the
-clip as one video with its timestamps; MedGemma 1.5 (a Gemma 3 model, no video
-input) as images, each after its time, which the Sureon prompt also carries;
-MedGRPO as one Qwen2.5-VL video. Sureon-VLM and its two ablations
+``google/medgemma-1.5-4b-it`` (each row says so). Every runnable row gets the
+prompt of appendix D.1 and Fig. 17 ("Frames are interleaved with their
+timestamps"): the clip's range, each frame as an image right after its
+``Frame k at t s:`` line, then the question (Table 3: "Each model is evaluated
+with image inputs"); the native-video rows (Qwen3-VL, MedGRPO, Gemma 4, Molmo2)
+through the model's image input, whose video input would put the processor's
+own time labels, not the prompt's lines, before the frames (``frames_as``,
+printed by ``protocol --list`` and in the docs' "differs from the paper"
+column). Sureon-VLM and its two ablations
 (Sureon-only, Public-only) are not runnable: their weights are not released.
 Framework-free.
 """
@@ -24,8 +29,6 @@ Framework-free.
 from __future__ import annotations
 
 from ..medhorizon.model_settings import (
-    _QWEN3_PIXELS,
-    _QWEN25_PIXELS,
     GEMINI_URL,
     MEDGRPO,
     QWEN3_VL_THINKING_BUDGET,
@@ -37,7 +40,14 @@ __all__ = ["SETTINGS", "TASKS"]
 
 TASKS = "sureon_visual,sureon_blind"
 _INPUT = "4-8 frames a clip"
-_FRAMES = {"input_shown": _INPUT, "tasks": TASKS}
+# how each row's frames reach the model (``frames_as``): the prompt's layout, every row as images (Table 3)
+_AS_IMAGES = 'each an image right after its "Frame k at t s:" line (Fig. 17; Table 3: image inputs)'
+_NOT_VIDEO = ('each an image right after its "Frame k at t s:" line (Fig. 17; Table 3: image inputs), through '
+              "the model's image input, not its video input")
+# the Qwen rows' frames are images: the lmms-eval wrapper's image pixel range (model args min_pixels, max_pixels)
+_QWEN_IMAGE_PIXELS = "images: 200,704..1,605,632 px a frame (the wrapper's min_pixels, max_pixels)"
+_FRAMES = {"input_shown": _INPUT, "tasks": TASKS, "frames_as": _AS_IMAGES}
+_IMAGES = {"input_shown": _INPUT, "tasks": TASKS, "frames_as": _NOT_VIDEO}
 _SECTION = "Sureon Table 3"
 _NOT_RELEASED = "no public weights: Sureon-VLM (the paper's fine-tune of Qwen3-VL-8B) is not released"
 
@@ -46,36 +56,34 @@ SETTINGS: tuple[ModelSetting, ...] = (
                table=_SECTION, effort="high", **_FRAMES),
     closed_row("sureon_gemini_3_1_pro", "Gemini 3.1 Pro", "gemini-3.1-pro-preview", GEMINI_URL,
                "Gemini 3.1 Pro (high reasoning)", table=_SECTION, effort="high", **_FRAMES),
-    ModelSetting("sureon_qwen3_vl_32b_thinking", "Qwen3VL-32B-T", _SECTION, _INPUT, tasks=TASKS,
+    ModelSetting("sureon_qwen3_vl_32b_thinking", "Qwen3VL-32B-T", _SECTION, **_IMAGES,
                  adapter="medhorizon_qwen3_vl", model_args="pretrained=Qwen/Qwen3-VL-32B-Thinking,enable_thinking=true",
-                 pixel_budget=_QWEN3_PIXELS, source="https://huggingface.co/Qwen/Qwen3-VL-32B-Thinking",
+                 pixel_budget=_QWEN_IMAGE_PIXELS, source="https://huggingface.co/Qwen/Qwen3-VL-32B-Thinking",
                  max_new_tokens=QWEN3_VL_THINKING_BUDGET,
                  note="a thinking model: its model card's budget, the answer read after </think>"),
-    ModelSetting("sureon_qwen3_vl_8b_instruct", "Qwen3VL-8B-I", _SECTION, _INPUT, tasks=TASKS,
+    ModelSetting("sureon_qwen3_vl_8b_instruct", "Qwen3VL-8B-I", _SECTION, **_IMAGES,
                  adapter="medhorizon_qwen3_vl", model_args="pretrained=Qwen/Qwen3-VL-8B-Instruct",
-                 pixel_budget=_QWEN3_PIXELS, source="https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct"),
-    ModelSetting("sureon_gemma_4", "Gemma 4", _SECTION, _INPUT, tasks=TASKS, adapter="medhorizon_gemma4",
+                 pixel_budget=_QWEN_IMAGE_PIXELS, source="https://huggingface.co/Qwen/Qwen3-VL-8B-Instruct"),
+    ModelSetting("sureon_gemma_4", "Gemma 4", _SECTION, **_IMAGES, adapter="medhorizon_gemma4",
                  model_args="pretrained=google/gemma-4-31B-it",
-                 pixel_budget="Gemma 4's video processor (70 soft tokens a frame; max_soft_tokens)",
+                 pixel_budget="Gemma 4's image processor (max_soft_tokens a frame, the wrapper's 280)",
                  source="https://huggingface.co/google/gemma-4-31B-it",
                  note="checkpoint: Table 3 names no size; the 31B instruction model is the one the paper's appendix "
-                      "names (B.4.3); one video with its timestamps (mm:ss before each frame)"),
-    ModelSetting("sureon_molmo2", "Molmo2", _SECTION, _INPUT, tasks=TASKS, adapter="medhorizon_molmo2",
-                 model_args="pretrained=allenai/Molmo2-8B", pixel_budget="Molmo2's video processor",
+                      "names (B.4.3)"),
+    ModelSetting("sureon_molmo2", "Molmo2", _SECTION, **_IMAGES, adapter="medhorizon_molmo2",
+                 model_args="pretrained=allenai/Molmo2-8B", pixel_budget="Molmo2's image processor",
                  source="https://huggingface.co/allenai/Molmo2-8B",
-                 note="checkpoint: Table 3 names no size (Molmo2-8B assumed); one video with its timestamps; "
-                      "needs transformers >= 5.20"),
-    ModelSetting("sureon_medgemma_1_5", "MedGemma 1.5", _SECTION, _INPUT, tasks=TASKS, adapter="medhorizon_gemma3",
+                 note="checkpoint: Table 3 names no size (Molmo2-8B assumed); needs transformers >= 5.20"),
+    ModelSetting("sureon_medgemma_1_5", "MedGemma 1.5", _SECTION, **_FRAMES, adapter="medhorizon_gemma3",
                  model_args="pretrained=google/medgemma-1.5-4b-it",
                  pixel_budget="Gemma 3's image processor (896x896, 256 tokens an image)",
                  source="https://huggingface.co/google/medgemma-1.5-4b-it",
-                 note="checkpoint: Table 3 names no size (the released 4B assumed); a Gemma 3 model without video "
-                      "input: each frame an image after its <t seconds> label"),
-    ModelSetting("sureon_medgrpo", "MedGRPO", _SECTION, _INPUT, tasks=TASKS, adapter="medhorizon_qwen2_5_vl",
-                 model_args=f"pretrained={MEDGRPO}", pixel_budget=_QWEN25_PIXELS,
+                 note="checkpoint: Table 3 names no size (the released 4B assumed); a Gemma 3 model (no video "
+                      "input)"),
+    ModelSetting("sureon_medgrpo", "MedGRPO", _SECTION, **_IMAGES, adapter="medhorizon_qwen2_5_vl",
+                 model_args=f"pretrained={MEDGRPO}", pixel_budget=_QWEN_IMAGE_PIXELS,
                  source="https://arxiv.org/abs/2512.06581",
-                 note="the public MedGRPO checkpoint (Qwen2.5-VL-7B); one video, second_per_grid_ts from the "
-                      "frames' spacing"),
+                 note="the public MedGRPO checkpoint (Qwen2.5-VL-7B)"),
     ModelSetting("sureon_vlm", "Sureon-VLM", _SECTION, _INPUT, tasks=TASKS, note=_NOT_RELEASED),
     ModelSetting("sureon_vlm_sureon_only", "Sureon-VLM (Sureon-only)", _SECTION, _INPUT, tasks=TASKS,
                  note=_NOT_RELEASED),

@@ -29,6 +29,16 @@ medhorizon_openai          simple ``openai``                frames as images, ea
                                                             ``frames_as=video``: one frame-sequence video (vLLM)
 ========================== ================================ =====================================================
 
+A benchmark that fixes its prompt's layout of text and frames
+(``PlannedFrames.interleaved``: Sureon, appendix D.1 and Fig. 17, each frame
+right after its ``Frame k at t s:`` line) gets exactly that layout from the
+bridges its paper rows use: each frame one image where the layout places it
+(``medhorizon_qwen2_5_vl``, ``medhorizon_qwen3_vl``, ``medhorizon_gemma4``,
+``medhorizon_molmo2`` through the model's image input instead of its video
+input; ``medhorizon_gemma3`` and ``medhorizon_openai`` without their time
+labels), one ``<image>`` tag per frame where it places it
+(``medhorizon_internvl3`` / ``_3_5``); :func:`.frames.interleaved_content`.
+
 All are "simple" lmms-eval models (``is_simple``): on tasks of other packages
 they behave as ``--model <wrapper> --force_simple``. The paper's per-model
 settings (Tables 6-7) that use them are data in

@@ -13,7 +13,7 @@ from ....core.video.planned_frames import PlannedFrames
 from ....core.video.size import QwenVideo, smart_resize  # noqa: F401  (smart_resize: the bridges' name for it)
 
 __all__ = ["planned_frames", "shown_times", "qwen2_5_second_per_grid", "pad_to_even", "frames_array",
-           "QwenPixelBudget"]
+           "QwenPixelBudget", "interleaved_content", "interleaved_images"]
 
 
 def planned_frames(visuals) -> PlannedFrames | None:
@@ -64,6 +64,39 @@ def pad_to_even(items: list, times: list[float]) -> tuple[list, list[float]]:
 def frames_array(frames: Sequence) -> np.ndarray:
     """PIL frames -> uint8 array (n, height, width, 3); all frames of one plan share one size."""
     return np.stack([np.asarray(im.convert("RGB"), dtype=np.uint8) for im in frames])
+
+
+def interleaved_content(frames: PlannedFrames, image_part=lambda image: {"type": "image"},
+                        suffix: str | None = None) -> list[dict] | None:
+    """The benchmark's own layout of text and frames (``frames.interleaved``: Sureon's Fig. 17, each frame right
+    after its timestamp line) as chat-message parts, in order: ``{"type": "text", "text": t}`` for a text part,
+    ``image_part(frame)`` for a frame. Chat templates concatenate the parts, so a text part carries the line break
+    that separates it from its neighbours (the layout's parts joined by newlines, as the one-text prompt and the
+    InternVL bridge have them). ``suffix`` (a wrapper's reasoning prompt) ends the last text part, as the wrappers
+    end their context with it. None when the benchmark fixes no layout: the bridge's own then."""
+    layout = frames.interleaved
+    if layout is None:
+        return None
+    content = []
+    for i, p in enumerate(layout):
+        if isinstance(p, int):
+            content.append(image_part(frames[p]))
+            continue
+        text = p.replace("<image>", "")
+        if i > 0 and isinstance(layout[i - 1], int):
+            text = "\n" + text
+        content.append({"type": "text", "text": text + ("\n" if i < len(layout) - 1 else "")})
+    if suffix:
+        if content and content[-1].get("type") == "text":
+            content[-1] = {"type": "text", "text": content[-1]["text"].rstrip() + suffix}
+        else:
+            content.append({"type": "text", "text": suffix})
+    return content
+
+
+def interleaved_images(frames: PlannedFrames) -> list:
+    """The frames in the order :func:`interleaved_content` places them (RGB), for the processor's ``images``."""
+    return [frames[p].convert("RGB") for p in frames.interleaved if isinstance(p, int)]
 
 
 # The Qwen video budget lives in core (the decoder is asked for its size): re-exported for the bridges.

@@ -13,6 +13,15 @@ wrapper sends a frame list as N images; it has no Molmo2 wrapper, so
 (``AutoModelForImageTextToText`` + ``AutoProcessor``, both generic) and only
 this module's video path.
 
+A benchmark that fixes its own layout of text and frames (Sureon, appendix
+D.1 and Fig. 17: each frame right after its ``Frame k at t s:`` line;
+``PlannedFrames.interleaved``) gets exactly that layout, each frame as one image
+where the layout places it, through the model's image processor (Sureon's
+Table 3: "Each model is evaluated with image inputs"; Gemma 4: ``max_soft_tokens``
+per image): the video input puts the processor's own time label before each
+frame, not the benchmark's line. Gemma 3 likewise, without its ``<t seconds>``
+labels (the layout's lines carry the times).
+
 Gemma 3 (MedGemma 1.5) has no video input: each planned frame becomes an
 image right after a ``<t seconds>`` text part (no labels when the order was
 perturbed on purpose), then the question, through lmms-eval's ``gemma3``
@@ -30,7 +39,7 @@ from transformers.video_utils import VideoMetadata
 
 from ....core.video.planned_frames import PlannedFrames
 from .base import PlannedFramesBridge, model_device
-from .frames import frames_array, shown_times
+from .frames import frames_array, interleaved_content, interleaved_images, shown_times
 from .openai import frame_label
 
 __all__ = ["Gemma4", "Molmo2", "Gemma3", "video_metadata"]
@@ -77,16 +86,33 @@ class _TimedVideoBridge(PlannedFramesBridge):
     def video_kwargs(self) -> dict:
         return {}
 
-    def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
+    def image_kwargs(self) -> dict:
+        return {}
+
+    def _system(self) -> dict:
+        return {"role": "system", "content": [{"type": "text", "text": self.system_prompt}]}
+
+    def frame_inputs(self, context: str, frames: PlannedFrames) -> dict:
+        """The processor's inputs: the benchmark's own layout with each frame an image when it fixes one, else one
+        video with its times (module doc)."""
+        content = interleaved_content(frames, suffix=self.reasoning_prompt)
+        if content is not None:
+            text = self.processor.apply_chat_template([[self._system(), {"role": "user", "content": content}]],
+                                                      tokenize=False, add_generation_prompt=True)
+            return self.processor(text=text, images=interleaved_images(frames), return_tensors="pt",
+                                  **self.image_kwargs())
         video = torch.from_numpy(frames_array(frames)).permute(0, 3, 1, 2).contiguous()  # (n, 3, h, w) uint8
-        messages = [{"role": "system", "content": [{"type": "text", "text": self.system_prompt}]},
+        messages = [self._system(),
                     {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": _user_text(self, context)}]}]
         text = self.processor.apply_chat_template([messages], tokenize=False, add_generation_prompt=True)
-        inputs = self.processor(text=text, videos=[video], video_metadata=[video_metadata(frames)],
-                                do_sample_frames=False, return_tensors="pt", **self.video_kwargs())
+        return self.processor(text=text, videos=[video], video_metadata=[video_metadata(frames)],
+                              do_sample_frames=False, return_tensors="pt", **self.video_kwargs())
+
+    def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
+        inputs = self.frame_inputs(context, frames)
         device = model_device(self)
         inputs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
-        for key in ("pixel_values_videos",):
+        for key in ("pixel_values_videos", "pixel_values"):
             if key in inputs and inputs[key].is_floating_point():
                 inputs[key] = inputs[key].to(next(self.model.parameters()).dtype)
         with torch.inference_mode():
@@ -98,6 +124,9 @@ class Gemma4(_TimedVideoBridge, _Gemma4):
     """lmms-eval's ``gemma4`` wrapper; planned frames become one video with its timestamps (module docstring)."""
 
     def video_kwargs(self) -> dict:
+        return {"max_soft_tokens": self.max_soft_tokens}
+
+    def image_kwargs(self) -> dict:
         return {"max_soft_tokens": self.max_soft_tokens}
 
 
@@ -113,6 +142,7 @@ class Gemma3(PlannedFramesBridge, _Gemma3):
     """lmms-eval's ``gemma3`` wrapper (MedGemma 1.5 is a Gemma 3 model); planned frames become timed images."""
 
     def frame_content(self, frames: PlannedFrames) -> list[dict]:
+        """The frames as images, each after its ``<t seconds>`` label (none out of order)."""
         parts = []
         for image, t in zip(frames, shown_times(frames)):
             if frames.chronological:
@@ -121,9 +151,12 @@ class Gemma3(PlannedFramesBridge, _Gemma3):
         return parts
 
     def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
+        content = interleaved_content(frames, lambda image: {"type": "image", "image": image.convert("RGB")},
+                                      suffix=self.reasoning_prompt)  # the benchmark's own layout (module doc)
+        if content is None:
+            content = [*self.frame_content(frames), {"type": "text", "text": _user_text(self, context)}]
         messages = [{"role": "system", "content": [{"type": "text", "text": self.system_prompt}]},
-                    {"role": "user", "content": [*self.frame_content(frames),
-                                                 {"type": "text", "text": _user_text(self, context)}]}]
+                    {"role": "user", "content": content}]
         inputs = self.processor.apply_chat_template([messages], add_generation_prompt=True, tokenize=True,
                                                     return_dict=True, return_tensors="pt")
         device = model_device(self)

@@ -16,6 +16,15 @@ resampled or resized again), so that:
   the mean of its two frames' planned times (the processor computes the
   labels from ``frames_indices / fps``; we pass millisecond indices at 1000 fps).
 
+A benchmark that fixes its own layout of text and frames (Sureon, appendix D.1 and
+Fig. 17: the clip's range, then each frame right after its ``Frame k at t s:``
+line, then the question; ``PlannedFrames.interleaved``) gets exactly that
+layout, each frame as one image where the layout places it (Sureon's Table 3:
+"Each model is evaluated with image inputs"): Qwen's video input holds two
+frames per temporal patch and cannot have a text line between them. The
+images are sized by the processor's image rule (the wrapper's ``min_pixels`` /
+``max_pixels``).
+
 Frames whose order was perturbed on purpose get evenly spaced times
 (:func:`~.frames.shown_times`). Model args of the wrapper (``pretrained``,
 ``device``, ``system_prompt``, ``min_pixels``/``max_pixels`` for images, ...) keep
@@ -34,7 +43,15 @@ from transformers.video_utils import VideoMetadata
 
 from ....core.video.planned_frames import PlannedFrames
 from .base import PlannedFramesBridge
-from .frames import QwenPixelBudget, frames_array, pad_to_even, qwen2_5_second_per_grid, shown_times
+from .frames import (
+    QwenPixelBudget,
+    frames_array,
+    interleaved_content,
+    interleaved_images,
+    pad_to_even,
+    qwen2_5_second_per_grid,
+    shown_times,
+)
 
 __all__ = ["Qwen2_5_VL", "Qwen3_VL"]
 
@@ -66,6 +83,14 @@ class _QwenVideoBridge(PlannedFramesBridge):
         return [{"role": "system", "content": self.system_prompt},
                 {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": context}]}]
 
+    def image_inputs(self, frames: PlannedFrames, template):
+        """The processor's inputs for the benchmark's own layout (module doc): its text parts, and each frame as
+        one image where the layout places it; ``template`` is the wrapper's chat-template call."""
+        content = interleaved_content(frames, suffix=self.reasoning_prompt)
+        text = template([[{"role": "system", "content": self.system_prompt}, {"role": "user", "content": content}]])
+        inputs = self.processor(text=text, images=interleaved_images(frames), padding=True, return_tensors="pt")
+        return self._inputs_to_device(inputs)
+
     def _until(self, gen_kwargs: dict) -> list[str]:
         until = gen_kwargs.get("until", [self.tokenizer.decode(self.eot_token_id)])
         until = [until] if isinstance(until, str) else list(until)
@@ -90,6 +115,14 @@ class Qwen2_5_VL(_QwenVideoBridge, _Qwen2_5_VL):
         super().__init__(**kwargs)
         self._set_budget(frame_min_pixels, frame_max_pixels, video_total_pixels)
 
+    def frame_inputs(self, context: str, frames: PlannedFrames):
+        """The processor's inputs for a request: the benchmark's own layout as images when it fixes one, else one
+        video (module doc)."""
+        if frames.interleaved is not None:
+            return self.image_inputs(frames, lambda messages: self.processor.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True))
+        return self.video_inputs(context, frames)
+
     def video_inputs(self, context: str, frames: PlannedFrames):
         """The processor's inputs (on the model's device) for ``context`` about ``frames``."""
         video, _ = self._video(frames)
@@ -104,7 +137,7 @@ class Qwen2_5_VL(_QwenVideoBridge, _Qwen2_5_VL):
         return self._inputs_to_device(inputs)
 
     def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
-        inputs = self.video_inputs(context, frames)
+        inputs = self.frame_inputs(context, frames)
         settings = {"max_new_tokens": 32768, "temperature": 0.0, "top_p": None, "num_beams": 1, **gen_kwargs}
         sample = bool(settings["temperature"] and settings["temperature"] > 0)
         generated = self.model.generate(
@@ -123,6 +156,13 @@ class Qwen3_VL(_QwenVideoBridge, _Qwen3_VL):
         super().__init__(**kwargs)
         self._set_budget(frame_min_pixels, frame_max_pixels, video_total_pixels)
 
+    def frame_inputs(self, context: str, frames: PlannedFrames):
+        """The processor's inputs for a request: the benchmark's own layout as images when it fixes one, else one
+        video with its ``<t seconds>`` labels (module doc)."""
+        if frames.interleaved is not None:
+            return self.image_inputs(frames, self._apply_chat_template)
+        return self.video_inputs(context, frames)
+
     def video_inputs(self, context: str, frames: PlannedFrames):
         """The processor's inputs (on the model's device) for ``context`` about ``frames``."""
         video, times = self._video(frames)
@@ -139,6 +179,6 @@ class Qwen3_VL(_QwenVideoBridge, _Qwen3_VL):
         return self._inputs_to_device(inputs)
 
     def generate_from_frames(self, context: str, frames: PlannedFrames, gen_kwargs: dict) -> str:
-        inputs = self.video_inputs(context, frames)
+        inputs = self.frame_inputs(context, frames)
         generated = self.model.generate(**inputs, **self._build_generate_kwargs(gen_kwargs))
         return self._strip_thinking(self._answer(inputs, generated, gen_kwargs))
