@@ -18,12 +18,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from service_server import Server
 
 from medhorizon_tasks.benchmarks.data import load_benchmark_data
 from medhorizon_tasks.commands.data_args import synthetic_paths
 from medhorizon_tasks.leaderboard.submission import make_submission, write_submission
 from medhorizon_tasks.leaderboard.tables import pct
+from service_server import Server
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
 CLI = str(Path(sys.executable).with_name("medhorizon-tasks"))
@@ -43,7 +43,9 @@ def server(synthetic, tmp_path_factory):
     folder = tmp_path_factory.mktemp("service-browser")
     srv = Server(f"sqlite:///{folder / 'board.sqlite3'}", "--rate-limit", "10000/minute",
                  log=folder / "serve.log").start()
-    srv.accepted = {}  # entry id -> the file uploaded: what `leaderboard build` is given to compare
+    # entry id -> the file uploaded. The first test builds every upload accepted so far (its own: it runs first;
+    # the later tests upload samples files too, which build does not read)
+    srv.accepted = {}
     yield srv
     srv.stop()
 
