@@ -78,7 +78,7 @@ class Boards:
 
         A stored row's bytes never change, so the row (its id, upload hash and time of receipt) names its
         entry: once known, ranking the board again reads no submission's bytes from the store (reading and
-        hashing every submission's ~0.4 MiB on each new board was most of a board's time at 100 entries)."""
+        hashing every submission's ~0.4 MiB on each new board was about half of ranking it)."""
         data = self.datas[row.benchmark]
         row_key = (row.id, row.sha256, row.received_at, row.benchmark, row.data_version)
         with self._lock:
