@@ -2,8 +2,8 @@
 
 A board is rebuilt from the store's list of submissions on every request; each entry is scored once. Ranking
 a board again (a submission accepted, an entry hidden) must not read every submission's bytes from the store
-again: at 100 MedHorizon submissions of ~0.4 MiB that was about half of ranking a new board (cProfile of
-Boards.boards at 30 such submissions: 0.15 s of 0.32 s).
+again: with MedHorizon submissions of ~0.4 MiB that was about half of ranking a new board (cProfile of
+Boards.boards at 30 of them: 0.15 s of 0.32 s).
 """
 
 from __future__ import annotations
