@@ -83,6 +83,20 @@ def test_file_identity_speed_reports_the_first_read_and_the_remembered_one():
     assert re.search(r"^from the memo database \(a new process\): [\d.]+ us per file", out, re.M), out
 
 
+def test_leaderboard_speed_reports_the_rate_the_board_latency_and_builds_same_numbers():
+    out = _script("leaderboard_speed.py", "--quick")
+    assert re.search(r"^10 submissions \([\d.]+ MiB each\):$", out, re.M), out
+    assert re.search(r"^  accepted: 10 in [\d.]+ s = [\d.]+ submissions/s \(median POST [\d.]+ s; server CPU [\d.]+ s "
+                     r"each\)$", out, re.M), out
+    for request in ("GET /api/board", "GET /", "after a restart, GET /"):
+        assert re.search(rf"^  {re.escape(request)}: first [\d.]+ s, median [\d.]+ s$", out, re.M), request
+    assert re.search(r"^  leaderboard build of the 10 files: wall [\d.]+ s, cpu [\d.]+ s; build / served: /api/board "
+                     r"first [\d.]+x, median [\d.]+x; after a restart, first [\d.]+x$", out, re.M), out
+    # the work timed is the work claimed: each accepted submission is on the next board, with build's numbers
+    assert "  last accepted on the next board: yes" in out
+    assert "  same numbers as build (rank, value, CI, Holm p): 10 of 10 entries" in out
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["--version"], ["score", "--help"], ["compare", "--help"],
                                   ["protocol", "--help"], ["leaderboard", "build", "--help"], ["diagnose", "--help"],
                                   ["prepare-frames", "--help"], ["plot", "--help"], ["check", "--help"],

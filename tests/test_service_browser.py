@@ -1,0 +1,333 @@
+"""The submission form of `leaderboard serve`, driven in a real headless browser: Chromium through Selenium and
+Debian's chromium-driver (both at fixed paths, so Selenium Manager never downloads a driver), against a real
+server (uvicorn on 127.0.0.1, SQLite in a temporary folder). One server and one browser for the module.
+
+What a submitter meets: a valid upload lands on the board with the numbers `leaderboard build` makes of the same
+files; a samples or predictions file with the form's fields is accepted; an invalid upload shows the lines
+`leaderboard validate` prints and keeps nothing; a model name with markup is text; the entry page shows each
+group's interval."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from medhorizon_tasks.benchmarks.data import load_benchmark_data
+from medhorizon_tasks.commands.data_args import synthetic_paths
+from medhorizon_tasks.leaderboard.submission import make_submission, write_submission
+from medhorizon_tasks.leaderboard.tables import pct
+from service_server import Server
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+CLI = str(Path(sys.executable).with_name("medhorizon-tasks"))
+
+# A name a submitter may type: markup that would run if it were ever put into a page as HTML.
+MARKUP = """<img src=x onerror="document.title='pwned'"><script>document.title='pwned'</script>&amp; <b>bold</b>"""
+
+
+@pytest.fixture(scope="module")
+def medhorizon(synthetic):
+    """The embedded synthetic MedHorizon data, as the server loads it with --synthetic."""
+    return load_benchmark_data("medhorizon", synthetic_paths("medhorizon")[0])
+
+
+@pytest.fixture(scope="module")
+def server(synthetic, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("service-browser")
+    srv = Server(f"sqlite:///{folder / 'board.sqlite3'}", "--rate-limit", "10000/minute",
+                 log=folder / "serve.log").start()
+    # entry id -> the file uploaded. The first test builds every upload accepted so far (its own: it runs first;
+    # the later tests upload samples files too, which build does not read)
+    srv.accepted = {}
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(180)
+    yield driver
+    driver.quit()
+
+
+# ------------------------------------------------------------------ helpers
+
+def predictions(data, path: Path, accuracy: float, seed: int) -> tuple[Path, int]:
+    """A plain predictions JSONL (what `score` reads): each item answered right with ``accuracy``; (path, right)."""
+    rng = random.Random(seed)
+    right, lines = 0, []
+    for it in data.items:
+        ok = rng.random() < accuracy
+        right += ok
+        letter = it.answer if ok else "ABCD"[("ABCD".index(it.answer) + 1 + rng.randrange(3)) % 4]
+        lines.append(json.dumps({"uid": it.uid, "prediction": f"The answer is ({letter})."}))
+    path.write_text("\n".join(lines) + "\n")
+    return path, right
+
+
+def upload(browser, srv, path: Path, **fields) -> str:
+    """Fill the form (file and fields), send it, and return the URL the browser lands on."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    browser.get(srv.url + "/submit")
+    browser.find_element(By.ID, "file").send_keys(str(path))
+    for name, value in fields.items():
+        element = browser.find_element(By.ID, name)
+        if element.tag_name == "select":
+            Select(element).select_by_value(value)
+        else:
+            element.clear()
+            element.send_keys(value)
+    form_url = browser.current_url
+    browser.find_element(By.ID, "send").click()
+    # the reply is an entry's page (accepted) or the form again with the problems (refused)
+    WebDriverWait(browser, 180).until(
+        lambda d: d.find_elements(By.ID, "banner") or d.find_elements(By.ID, "refused"))
+    assert browser.current_url != form_url or browser.find_elements(By.ID, "refused")
+    return browser.current_url
+
+
+def accepted_id(browser, srv, path: Path, **fields) -> int:
+    from selenium.webdriver.common.by import By
+
+    url = upload(browser, srv, path, **fields)
+    assert "/submissions/" in url and url.endswith("?accepted=1"), (url, browser.page_source[-3000:])
+    assert browser.find_element(By.ID, "banner").text == "Accepted: this submission is on the board."
+    sub_id = int(url.split("/submissions/")[1].split("?")[0])
+    srv.accepted[sub_id] = path
+    return sub_id
+
+
+def api_board(srv) -> dict:
+    r = httpx.get(srv.url + "/api/board", timeout=120)
+    assert r.status_code == 200
+    return r.json()
+
+
+def api_entries(srv, bench: str = "medhorizon") -> list[dict]:
+    return next((b["entries"] for b in api_board(srv)["boards"] if b["benchmark"] == bench), [])
+
+
+def n_stored(srv) -> int:
+    return httpx.get(srv.url + "/healthz", timeout=60).json()["submissions"]
+
+
+def page_rows(browser, bench: str = "medhorizon") -> dict[str, dict]:
+    """The rows of a board table of the page shown: {model: {"cells": [texts], "values": [data-value], "href"}}."""
+    return browser.execute_script("""
+        const out = {};
+        const table = document.getElementById("board-" + arguments[0]);
+        if (!table) return out;
+        for (const tr of table.tBodies[0].rows) {
+          const a = tr.cells[1].querySelector("a");
+          out[tr.getAttribute("data-model")] = {
+            cells: Array.from(tr.cells, c => c.innerText.trim()),
+            values: Array.from(tr.cells, c => c.getAttribute("data-value")),
+            href: a ? a.getAttribute("href") : null};
+        }
+        return out;""", bench)
+
+
+def leaderboard_build(files: list[Path], out: Path) -> list[dict]:
+    """`medhorizon-tasks leaderboard build` of ``files`` (a subprocess, as a user runs it): its CSV rows."""
+    res = subprocess.run([CLI, "leaderboard", "build", *map(str, files), "--synthetic", "--out", str(out)],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    with open(out / "leaderboard.csv", newline="", encoding="utf-8") as f:
+        return [r for r in csv.DictReader(f) if r["benchmark"] == "medhorizon"]
+
+
+# ------------------------------------------------------------------ (a) a valid upload, on the board as build has it
+
+def test_uploaded_submissions_are_on_the_board_with_the_numbers_of_leaderboard_build(server, browser, medhorizon,
+                                                                                     tmp_path):
+    # one submission made by the command a model developer runs, one by the function it calls
+    made = tmp_path / "strong.json"
+    res = subprocess.run([CLI, "leaderboard", "make", "--synthetic", "--benchmark", "medhorizon", "--predictions",
+                          str(predictions(medhorizon, tmp_path / "strong.jsonl", 0.8, 1)[0]), "--model",
+                          "Browser-Strong-7B", "--model-size", "7B", "--fps", "1", "--cap", "64",
+                          "--date", "2026-11-30", "--out", str(made)], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    weak = tmp_path / "weak.json"
+    write_submission(make_submission(medhorizon, predictions(medhorizon, tmp_path / "weak.jsonl", 0.45, 2)[0],
+                                     model="Browser-Weak-2B", size="2B", frames=16, date="2026-11-29"), weak)
+    ids = {accepted_id(browser, server, p): p for p in (made, weak)}
+
+    browser.get(server.url + "/")
+    shown = page_rows(browser)
+    served = {e["model"]: e for e in api_entries(server)}
+    built = {r["model"]: r for r in leaderboard_build(list(server.accepted.values()), tmp_path / "built")}
+    # the board holds what the store holds: every accepted upload of this module, and build ranks the same set
+    assert set(shown) == set(served) == set(built) and len(built) == len(server.accepted)
+    for model, row in built.items():
+        e, cells = served[model], shown[model]["cells"]
+        assert e["rank"] == int(row["rank"]) == int(cells[0]), model
+        assert round(e["value"], 6) == pytest.approx(float(row["value"]), abs=1e-12)
+        assert [round(x, 6) for x in e["ci95"]] == pytest.approx([float(row["ci95_low"]), float(row["ci95_high"])],
+                                                                 abs=1e-12)
+        assert e["n"] == int(row["n"]) == len(medhorizon.items)
+        holm = e["p_vs_leader_holm"]
+        assert (holm is None and row["p_vs_leader_holm"] == "") or float(f"{holm:.4g}") == float(
+            row["p_vs_leader_holm"])
+        assert float(shown[model]["values"][5]) == pytest.approx(e["value"], rel=1e-9)
+        assert cells[5] == f"{pct(e['value'])} [{pct(e['ci95'][0])}, {pct(e['ci95'][1])}]"
+    # the served page's rows read as the built page's rows, cell for cell (the model's link aside)
+    browser.get((tmp_path / "built" / "leaderboard.html").as_uri())
+    for model, row in page_rows(browser).items():
+        assert row["cells"] == shown[model]["cells"], model
+    # each new entry's name opens its page
+    for sub_id, path in ids.items():
+        model = json.loads(path.read_text())["metadata"]["model"]
+        assert shown[model]["href"] == f"/submissions/{sub_id}"
+
+
+# ------------------------------------------------------------------ (b) samples / predictions with the form's fields
+
+def test_samples_and_predictions_files_with_the_form_fields_are_accepted(server, browser, medhorizon, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    plain, right = predictions(medhorizon, tmp_path / "run_predictions.jsonl", 0.6, 3)
+    # lmms-eval --log_samples lines: the raw response and the item's uid; item 5 answered wrong on purpose
+    samples = tmp_path / "20261130_samples_medhorizon_synthetic.jsonl"
+    samples.write_text("".join(json.dumps({
+        "doc_id": i, "target": it.answer,
+        "filtered_resps": [f"I think the answer is {it.answer if i != 5 else 'ABCD'['ABCD'.index(it.answer) - 1]}"],
+        "accuracy": {"uid": it.uid}}) + "\n" for i, it in enumerate(medhorizon.items)))
+    n = len(medhorizon.items)
+    for path, model, extra, value in [
+            (plain, "Form-Plain-3B", {"fps": "2", "cap": "32"}, right / n),
+            (samples, "Form-Samples-1B", {"frames": "8", "notes": "lmms-eval run", "url": "https://example.org/m"},
+             (n - 1) / n)]:
+        before = n_stored(server)
+        sub_id = accepted_id(browser, server, path, benchmark="medhorizon", model=model, size="1B",
+                             date="2026-11-28", **extra)
+        assert n_stored(server) == before + 1
+        meta = {r.find_element(By.TAG_NAME, "th").text: r.find_element(By.TAG_NAME, "td").text
+                for r in browser.find_elements(By.CSS_SELECTOR, "#meta tr")}
+        assert meta["Model"] == model and meta["Size"] == "1B" and meta["Date"] == "2026-11-28"
+        assert meta["Uploaded as"] == f"samples ({path.name})"
+        assert meta["Input protocol"] == ("2 fps, cap 32" if "fps" in extra else "8 frames")
+        entry = httpx.get(f"{server.url}/api/submissions/{sub_id}", timeout=60).json()
+        assert entry["scores"]["value"] == pytest.approx(value) and entry["scores"]["n"] == n
+        assert entry["metadata"]["date"] == "2026-11-28"
+        if path is samples:
+            assert entry["metadata"]["notes"] == "lmms-eval run" and entry["metadata"]["url"] == "https://example.org/m"
+            assert meta["URL"] == "https://example.org/m"
+        # and it is on the board at once
+        assert any(e["id"] == sub_id and e["model"] == model for e in api_entries(server))
+
+
+# ------------------------------------------------------------------ (c) an invalid upload: its problems, nothing kept
+
+def test_an_invalid_upload_shows_the_problems_validate_lists_and_keeps_nothing(server, browser, medhorizon,
+                                                                              tmp_path):
+    from selenium.webdriver.common.by import By
+
+    sub = make_submission(medhorizon, predictions(medhorizon, tmp_path / "p.jsonl", 0.5, 4)[0], model="Broken",
+                          size="7B", fps=1, cap=64)
+    sub["metadata"]["date"] = "yesterday"
+    del sub["metadata"]["size"]
+    sub["predictions"] = sub["predictions"][1:] + [sub["predictions"][4], {"id": "x9", "output": "B"}]
+    bad = tmp_path / "broken.json"
+    write_submission(sub, bad)
+    res = subprocess.run([CLI, "leaderboard", "validate", str(bad), "--synthetic"], capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 1
+    expected = [line[4:] for line in res.stderr.splitlines() if line.startswith("  - ")]
+    assert len(expected) == 5, res.stderr
+
+    board_before, stored_before = api_board(server), n_stored(server)
+    browser.get(server.url + "/")
+    page_before = page_rows(browser)
+
+    url = upload(browser, server, bad)
+    assert url.endswith("/submit")
+    refused = browser.find_element(By.ID, "refused")
+    assert refused.find_element(By.TAG_NAME, "strong").text == f"Refused: {len(expected)} problem(s); nothing was kept."
+    assert [li.text for li in refused.find_elements(By.CSS_SELECTOR, "ul.problems li")] == expected
+    # the form is there again, ready for the next try
+    assert browser.find_element(By.ID, "file") and browser.find_element(By.ID, "send")
+
+    assert n_stored(server) == stored_before
+    assert api_board(server) == board_before
+    browser.get(server.url + "/")
+    assert page_rows(browser) == page_before
+    assert "Broken" not in page_before
+
+
+# ------------------------------------------------------------------ (d) markup in a model name is text
+
+def test_a_model_name_with_markup_is_shown_as_text(server, browser, medhorizon, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    plain, _ = predictions(medhorizon, tmp_path / "xss.jsonl", 0.3, 5)
+    browser.get(server.url + "/")
+    board_title = browser.title
+    sub_id = accepted_id(browser, server, plain, benchmark="medhorizon", model=MARKUP, size="7B", notes=MARKUP)
+
+    def no_markup_ran(page_scripts: int, title: str):
+        assert browser.find_elements(By.TAG_NAME, "img") == []
+        assert len(browser.find_elements(By.TAG_NAME, "script")) == page_scripts  # the page's own only
+        assert browser.find_elements(By.TAG_NAME, "b") == []
+        assert browser.title == title  # no onerror nor script set it
+
+    # the entry's page: the name is the literal text, in the title, the heading and the table
+    assert browser.find_element(By.TAG_NAME, "h1").text == f"{MARKUP} on MedHorizon"
+    meta = {r.find_element(By.TAG_NAME, "th").text: r.find_element(By.TAG_NAME, "td")
+            for r in browser.find_elements(By.CSS_SELECTOR, "#meta tr")}
+    assert meta["Model"].text == MARKUP and meta["Notes"].text == MARKUP
+    no_markup_ran(0, f"{MARKUP} on MedHorizon")
+
+    # the board: the name is the text of the link to the entry's page, the notes only a tooltip
+    browser.get(server.url + "/")
+    rows = page_rows(browser)
+    assert rows[MARKUP]["cells"][1] == MARKUP and rows[MARKUP]["href"] == f"/submissions/{sub_id}"
+    cell = browser.execute_script("""return Array.from(document.querySelectorAll("#board-medhorizon tbody tr"))
+        .find(tr => tr.getAttribute("data-model") === arguments[0]).cells[1];""", MARKUP)
+    assert cell.get_attribute("title") == MARKUP
+    assert [a.get_attribute("href") for a in cell.find_elements(By.TAG_NAME, "a")] == [
+        f"{server.url}/submissions/{sub_id}"]
+    no_markup_ran(1, board_title)
+
+
+# ------------------------------------------------------------------ (e) the entry page's per-group intervals
+
+def test_the_entry_page_shows_each_groups_interval(server, browser, medhorizon, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    plain, _ = predictions(medhorizon, tmp_path / "groups.jsonl", 0.7, 6)
+    sub_id = accepted_id(browser, server, plain, benchmark="medhorizon", model="Grouped-4B", size="4B")
+    groups = httpx.get(f"{server.url}/api/submissions/{sub_id}", timeout=60).json()["groups"]
+    assert [g["name"] for g in groups] == ["Family", "Task", "Source"]
+    tables = browser.find_elements(By.CSS_SELECTOR, "table.board")
+    assert len(tables) == len(groups)
+    for g, table in zip(groups, tables):
+        assert [th.text for th in table.find_elements(By.TAG_NAME, "th")] == [g["name"], "%", "95% CI", g["unit"]]
+        shown = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+                 for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
+        assert shown == [[str(r["key"]), pct(r["value"]), f"[{pct(r['ci95'][0])}, {pct(r['ci95'][1])}]", str(r["n"])]
+                         for r in g["rows"]]
+        for r in g["rows"]:
+            assert r["ci95"][0] <= r["value"] <= r["ci95"][1]
+    # the tasks' items add up to the data's
+    task = next(g for g in groups if g["name"] == "Task")
+    assert sum(r["n"] for r in task["rows"]) == len(medhorizon.items)
+    assert len(task["rows"]) == len({it.task for it in medhorizon.items})
