@@ -51,8 +51,10 @@ def _cmd_serve(args) -> int:
 
 
 def add_serve_parser(lsub, data_args) -> argparse.ArgumentParser:
+    # allow_abbrev=False: `--maintainer-token X` must be an unknown argument, not a short `--maintainer-token-file`
+    # whose error message would print the token
     s = lsub.add_parser(
-        "serve", help="run the submission service: a board that receives, validates, scores and publishes",
+        "serve", allow_abbrev=False, help="run the submission service: a board that receives, validates, scores and publishes",
         description="A web service (FastAPI + uvicorn) that receives submissions through a form and a JSON API, "
                     "checks them as `leaderboard validate` does, keeps them in a database and serves the boards "
                     "`leaderboard build` would make of them. The benchmark data stay on the server. The "

@@ -56,9 +56,11 @@ _subs = sa.Table(
     sa.Column("kind", sa.String(16), nullable=False),          # submission | samples (what was received)
     sa.Column("filename", sa.Text),                            # as the client named it; shown escaped, never a path
     sa.Column("submitter", sa.Text),                           # a submitter token's name, or the client's address
+    sa.Column("state", sa.String(16), nullable=False),         # public | hidden
+    # the bytes last: listing the submissions (every board request) then reads no page of them (SQLite walks a
+    # row's columns in order, through a large value's overflow pages)
     sa.Column("received", sa.LargeBinary, nullable=False),     # the bytes as received
     sa.Column("submission", sa.LargeBinary),                   # the scored submission JSON; NULL = ``received``
-    sa.Column("state", sa.String(16), nullable=False),         # public | hidden
 )
 _actions = sa.Table(
     "mh_actions", _md,
