@@ -323,7 +323,7 @@ def test_the_entry_page_shows_each_groups_interval(server, browser, medhorizon, 
         assert [th.text for th in table.find_elements(By.TAG_NAME, "th")] == [g["name"], "%", "95% CI", g["unit"]]
         shown = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
                  for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")]
-        assert shown == [[str(r["key"]), pct(r["value"]), f"[{pct(r['ci95'][0])}, {pct(r['ci95'][1])}]", str(r["n"])]
+        assert shown == [[str(r["label"]), pct(r["value"]), f"[{pct(r['ci95'][0])}, {pct(r['ci95'][1])}]", str(r["n"])]
                          for r in g["rows"]]
         for r in g["rows"]:
             assert r["ci95"][0] <= r["value"] <= r["ci95"][1]

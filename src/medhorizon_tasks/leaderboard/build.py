@@ -131,17 +131,35 @@ def _pct_of(summary: Mapping | None):
     return None if not summary else summary.get("accuracy")
 
 
-def _group(name: str, unit: str, ci_method: str, rows: Iterable[tuple[str, float | None, int, Any]]) -> dict:
+def _group(name: str, unit: str, ci_method: str, rows: Iterable[tuple[str, float | None, int, Any]],
+           labels: Mapping[str, str] | None = None) -> dict:
+    """One public table of an entry's page; ``labels``: the names shown for the keys (task codes spelled out)."""
+    labels = labels or {}
     return {"name": name, "unit": unit, "ci_method": ci_method,
-            "rows": [{"key": k, "value": v, "n": n, "ci95": list(ci) if ci else None} for k, v, n, ci in rows]}
+            "rows": [{"key": k, "label": labels.get(k, k), "value": v, "n": n, "ci95": list(ci) if ci else None}
+                     for k, v, n, ci in rows]}
+
+
+def _labels(benchmark: str) -> dict[str, str]:
+    """Group keys -> what a reader is shown: "Phase Recognition (PR)", "Fine-grained", "Action Description (AD)"."""
+    if benchmark == "medhorizon":
+        from ..benchmarks.medhorizon.taxonomy import FAMILIES, TASK_TYPES
+
+        return {**{t.code: f"{t.name} ({t.code})" for t in TASK_TYPES},
+                **{f: f.replace("_", " ").capitalize().replace("Fine grained", "Fine-grained") for f in FAMILIES}}
+    from ..benchmarks.sureon.items import CATEGORIES
+
+    return {**{c.code: f"{c.name} ({c.code})" for c in CATEGORIES}, "perception": "Perception",
+            "reasoning": "Reasoning (no SM)"}
 
 
 def _wilson_groups(rep: Mapping, tables: Iterable[tuple[str, str]]) -> list[dict]:
     """MedHorizon's ``by_*`` summaries as groups, each accuracy with its Wilson 95% interval."""
     from ..core.stats import wilson_ci
 
+    labels = _labels("medhorizon")
     return [_group(name, "items", "Wilson 95%", ((k, s["accuracy"], s["n"], wilson_ci(s["correct"], s["n"]))
-                                                  for k, s in rep[key].items())) for key, name in tables]
+                                                  for k, s in rep[key].items()), labels) for key, name in tables]
 
 
 def _score_medhorizon(sub: Submission, data: BenchmarkData, n_resamples: int, seed: int) -> Entry:
@@ -172,10 +190,11 @@ def _score_sureon(sub: Submission, data: BenchmarkData, n_resamples: int, seed: 
                  "invalid": sum(1 for r in scored if not r["valid"]),
                  "ci95_wilson_low": mu["ci95_wilson"][0], "ci95_wilson_high": mu["ci95_wilson"][1]}
     boot = f"percentile bootstrap ({n_resamples} resamples, seed {seed})"
+    labels = _labels("sureon")
     groups = [_group("Family", "items", boot, ((k, rep[k]["accuracy"], rep[k]["n"], rep[k]["ci95_bootstrap"])
-                                               for k in ("perception", "reasoning") if rep.get(k))),
+                                               for k in ("perception", "reasoning") if rep.get(k)), labels),
               _group("Category", "items", boot, ((k, v["accuracy"], v["n"], v["ci95_bootstrap"])
-                                                 for k, v in rep["by_category"].items()))]
+                                                 for k, v in rep["by_category"].items()), labels)]
     return Entry(sub, mu["accuracy"], tuple(mu["ci95_bootstrap"]), mu["n"], secondary, paired=correct,
                  groups=groups)
 

@@ -30,6 +30,7 @@ ul.problems li { font-family: ui-monospace, monospace; font-size: 0.85rem; overf
 form.submit label { display: block; margin-top: 0.6rem; font-weight: 600; }
 form.submit input[type=text], form.submit select { width: 24rem; max-width: 100%; }
 form.submit .hint { color: #57606a; font-weight: normal; font-size: 0.85rem; }
+table.group { width: auto; min-width: 28rem; }
 table.meta th { width: 12rem; cursor: default; position: static; }
 a.ext { text-decoration: none; }
 """
@@ -165,9 +166,9 @@ def entry_page(row: StoredSubmission, board: Board | None, entry: Entry | None, 
         out.append(f'<h2>Scores</h2><table class="meta" id="scores">{_meta_rows(head)}</table>')
         for g in entry.groups:
             rows = "".join(
-                f'<tr><td>{escape(str(r["key"]))}</td><td class="num">{pct(r["value"])}</td>'
+                f'<tr><td>{escape(str(r.get("label", r["key"])))}</td><td class="num">{pct(r["value"])}</td>'
                 f'<td class="num">{_interval(r["ci95"])}</td><td class="num">{r["n"]}</td></tr>' for r in g["rows"])
-            out.append(f'<h2>By {escape(g["name"].lower())}</h2><div class="wrap"><table class="board">'
+            out.append(f'<h2>By {escape(g["name"].lower())}</h2><div class="wrap"><table class="board group">'
                        f'<thead><tr><th>{escape(g["name"])}</th><th class="num">%</th><th class="num">95% CI</th>'
                        f'<th class="num">{escape(g["unit"])}</th></tr></thead><tbody>{rows}</tbody></table></div>'
                        f'<p class="foot">Interval: {escape(g["ci_method"])}.</p>')
