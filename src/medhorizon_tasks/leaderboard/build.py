@@ -61,7 +61,7 @@ import numpy as np
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from ..benchmarks.paper_match import board_problems
 from ..core.errors import DataError
-from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test
+from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test, paired_difference
 from .submission import Submission, read_submission, validate_submission
 
 __all__ = ["Entry", "Board", "build_leaderboard", "surghi_bootstrap", "paired_permutation_pvalue",
@@ -297,9 +297,35 @@ def _board(benchmark: str, data: BenchmarkData, subs: list[Submission], n_resamp
                      ("invalid", "Invalid/missing", "count")]
         metric = "μ (MCQ + TO)"
         notes = ["SM (sequence summarization) is judged by an LLM separately and is not part of mu."]
+        if _multimodal_gains(entries, n_resamples, seed):
+            secondary.append(("mg", "MG vs blind [95% CI]", "mg"))
+            notes.append("MG = S_v - S_wv: a model's visual mu minus its blind mu (both submitted, the same items), "
+                         f"in points, with a paired percentile bootstrap 95% interval over the items ({n_resamples} "
+                         f"resamples, seed {seed}) and McNemar's p of visual vs blind.")
     return Board(benchmark, data.version, data.source, metric, "items", secondary, entries,
                  ci_method=_MCQ_CI.format(n=n_resamples, seed=seed), test_method=_MCQ_TEST,
                  n_resamples=n_resamples, seed=seed, alpha=alpha, notes=notes)
+
+
+def _multimodal_gains(entries: list[Entry], n_resamples: int, seed: int) -> bool:
+    """Sureon: each model with one visual and one blind entry gets MG = S_v - S_wv on its visual entry's
+    ``secondary`` (``mg``, ``mg_ci95_low`` / ``mg_ci95_high``: the paired bootstrap interval, ``mg_pvalue``:
+    McNemar's p; ``stats.paired_difference``). Whether any did."""
+    by_model: dict[str, dict[str, list[Entry]]] = {}
+    for e in entries:
+        by_model.setdefault(e.metadata["model"], {}).setdefault(e.metadata.get("mode") or "visual", []).append(e)
+    found = False
+    for modes in by_model.values():
+        if len(modes.get("visual", [])) != 1 or len(modes.get("blind", [])) != 1:
+            continue  # no pair, or several of a mode: which two are paired is not said
+        visual, blind = modes["visual"][0], modes["blind"][0]
+        diff = paired_difference(visual.paired, blind.paired, n_resamples=n_resamples, seed=seed,
+                                 names=("visual", "blind"))
+        ci = diff["ci95_bootstrap"] or [None, None]
+        visual.secondary.update({"mg": diff["difference"], "mg_ci95_low": ci[0], "mg_ci95_high": ci[1],
+                                 "mg_pvalue": diff["pvalue"]})
+        found = True
+    return found
 
 
 def build_leaderboard(submissions: Iterable[str | os.PathLike | Mapping], data: Mapping[str, BenchmarkData], *,
