@@ -107,7 +107,7 @@ def test_compare_gives_each_difference_its_interval_and_names_mg(tmp_path, capsy
     out = capsys.readouterr().out
     lo, hi = pair["delta_ci95_bootstrap"]
     assert f"M visual - M blind: +45.0 [{100 * lo:+.1f}, {100 * hi:+.1f}], McNemar p<0.001" in out
-    assert "MG = S_v - S_wv (M visual visual, M blind blind, same items)" in out
+    assert "MG = S_v - S_wv (visual run M visual, blind run M blind, same items)" in out
 
 
 def test_leaderboard_sets_mg_with_interval_beside_the_visual_entry(tmp_path):
@@ -151,3 +151,29 @@ def test_score_prints_each_task_and_family_with_its_interval(synthetic, tmp_path
         assert group["ci95"] == pytest.approx([lo, hi]) and group["ci_method"] == "wilson"
         assert f"{100 * group['accuracy']:.1f} [{100 * lo:.1f}, {100 * hi:.1f}] (n {group['n']})" in out, key
     assert "PR   Phase Recognition" in out, "the task codes are spelled out"
+
+
+def test_a_leaderboard_entry_at_100_or_0_percent_gets_its_wilson_interval_beside_the_bootstrap(tmp_path):
+    """Issue 38 item 12: a percentile bootstrap of 100% is [100.0, 100.0]; the Wilson interval is not."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    from medhorizon_tasks.benchmarks.data import load_benchmark_data
+    from medhorizon_tasks.leaderboard import build_leaderboard, make_submission
+    from medhorizon_tasks.leaderboard.tables import board_footnote, table_rows
+
+    paths, _, _ = _items_and_runs(tmp_path)
+    items = [json.loads(line) for line in paths["items"].read_text().splitlines()]
+    right, wrong, some = (tmp_path / f"{n}.jsonl" for n in ("right", "wrong", "some"))
+    right.write_text("".join(json.dumps({"uid": it["uid"], "prediction": it["answer"]}) + "\n" for it in items))
+    wrong.write_text("".join(json.dumps({"uid": it["uid"], "prediction": "I cannot tell"}) + "\n" for it in items))
+    data = load_benchmark_data("sureon", str(paths["items"]))
+    subs = [make_submission(data, p, model=p.stem, size="7B") for p in (right, wrong, paths["visual"])]
+    (board,) = build_leaderboard(subs, {"sureon": data}, n_resamples=300)
+    head, rows = table_rows(board)
+    cell = {r[1]: r[head.index("μ (MCQ + TO) % [95% CI]")] for r in rows}
+    lo, hi = proportion_confint(N, N, method="wilson")
+    assert cell["right"] == f"100.0 [100.0, 100.0], Wilson [{100 * lo:.1f}, {100 * hi:.1f}]"
+    lo, hi = proportion_confint(0, N, method="wilson")
+    assert cell["wrong"] == f"0.0 [0.0, 0.0], Wilson [{100 * lo:.1f}, {100 * hi:.1f}]"
+    assert "Wilson" not in cell["visual"], "an interval that is not one point stands alone"
+    assert "every resample is the same" in board_footnote(board)

@@ -118,7 +118,7 @@ def test_leaderboard_page_opens_in_headless_chromium(tmp_path):
     mh_rows = [(html.unescape(m), cells(r)) for m, r in rows["medhorizon"]]
     assert [m for m, _ in mh_rows] == ["Perfect-VL", "Half-VL", "Evil <script>document.title='pwned'</script>"]
     perfect, half, evil = (c for _, c in mh_rows)
-    assert perfect[:3] == ["1", "Perfect-VL", "7B"] and perfect[5] == "100.0 [100.0, 100.0]"
+    assert perfect[:3] == ["1", "Perfect-VL", "7B"] and perfect[5].startswith("100.0 [100.0, 100.0], Wilson [9")
     assert perfect[7] == "— (leader)"
     e = boards[0].entries[1]
     assert half[5] == f"50.0 [{100 * e.ci[0]:.1f}, {100 * e.ci[1]:.1f}]" and half[6] == "52 items"

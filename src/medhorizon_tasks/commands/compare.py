@@ -124,7 +124,7 @@ def _difference_lines(result: dict) -> list[str]:
         lines.append(f"  {pair['a']} - {pair['b']}: {format_difference(diff)}")
         if "mg" in pair:
             mg = pair["mg"]
-            lines.append(f"    MG = S_v - S_wv ({mg['visual']} visual, {mg['blind']} blind, same items): "
+            lines.append(f"    MG = S_v - S_wv (visual run {mg['visual']}, blind run {mg['blind']}, same items): "
                          f"{format_difference(mg)}")
     return lines
 

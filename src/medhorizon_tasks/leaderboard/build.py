@@ -259,7 +259,8 @@ def _test_against_leader(entries: list[Entry], pvalue: Callable[[int], float], a
         e.p_value, e.p_holm, e.significant = p, adj, rej
 
 
-_MCQ_CI = ("percentile bootstrap over items ({n} resamples, seed {seed}); Wilson interval in the CSV")
+_MCQ_CI = ("percentile bootstrap over items ({n} resamples, seed {seed}); Wilson interval in the CSV, and beside "
+           "a bootstrap interval of one point (every item right, or every one wrong: every resample is the same)")
 _MCQ_TEST = "McNemar's test on per-item correctness, paired with the leader; Holm-corrected over the entries"
 
 
@@ -280,7 +281,8 @@ def _board(benchmark: str, data: BenchmarkData, subs: list[Submission], n_resamp
                       ("invalid", "Invalid labels", "count")]
         return Board(benchmark, data.version, data.source, "Overall multi-level", "videos", secondary, entries,
                      ci_method=f"percentile bootstrap over videos, stratified by dataset ({n_resamples} resamples, "
-                               f"seed {seed})",
+                               f"seed {seed}; one point when every video scores the same, as at 100%: a mean of "
+                               "per-video metrics has no Wilson interval)",
                      test_method="paired permutation test over videos against the leader (exact up to "
                                  f"{n_resamples} arrangements); Holm-corrected over the entries",
                      n_resamples=n_resamples, seed=seed, alpha=alpha,

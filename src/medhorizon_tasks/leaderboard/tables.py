@@ -32,7 +32,14 @@ def fmt_p(p: float | None) -> str:
 
 
 def headline_text(e: Entry) -> str:
-    return f"{pct(e.headline)} [{pct(e.ci[0])}, {pct(e.ci[1])}]"
+    """``77.3 [69.3, 85.2]``; where the bootstrap interval is one point (every item right, or every one
+    wrong: every resample is the same), the Wilson interval beside it, which is not: ``100.0 [100.0, 100.0],
+    Wilson [95.8, 100.0]``."""
+    text = f"{pct(e.headline)} [{pct(e.ci[0])}, {pct(e.ci[1])}]"
+    lo, hi = e.secondary.get("ci95_wilson_low"), e.secondary.get("ci95_wilson_high")
+    if e.ci[0] == e.ci[1] and lo is not None and hi is not None:
+        text += f", Wilson [{pct(lo)}, {pct(hi)}]"
+    return text
 
 
 def significance_text(e: Entry) -> str:

@@ -393,6 +393,11 @@ def format_report(rep: dict) -> str:
     if mg:
         lines.append("MG = S_v - S_wv in points (visual minus blind accuracy on the same items); its 95% CI is a "
                      "paired bootstrap over those items, p is McNemar's test of visual vs blind on them")
+        cis = [mg.get("ci95_bootstrap"), *mg.get("by_category_ci95", {}).values()]
+        if any(ci and ci[0] == ci[1] for ci in cis):
+            lines.append("  an MG interval of one point: every item of that row differs the same way (e.g. right "
+                         "with frames, wrong blind), so every resample gives the same MG; McNemar's p still "
+                         "says how many items that is")
     mu = rep["mu"]
     counted = [f"{mu[k]} {k}" for k in STATUS_COUNT_KEYS if mu.get(k)]
     if counted:
