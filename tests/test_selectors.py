@@ -180,9 +180,11 @@ def test_plan_selection_maps_positions_to_the_candidate_frames():
     s[7] = 1.0
     plan = plan_selection(meta, KeyframeNms(1, threshold=0.5), s)
     assert plan.indices == (175,) and plan.timestamps == (7.0,)
-    assert plan.policy == "keyframe_nms(budget=1,threshold=0.5,suppress=0.85)@1"
+    assert plan.policy == "keyframe_nms(budget=1,threshold=0.5,suppress=0.85,max_candidates=600)@2"
     uni = plan_selection(meta, UniformSelect(5), s)
-    assert uni.indices == plan_frames(meta, FpsCap(1.0, 5)).indices
+    # the uniform baseline is the frames<N> tasks' plan over the whole video, not 5 of the 20 candidates
+    assert uni.indices == plan_frames(meta, Uniform(5)).indices == (0, 125, 250, 374, 499)
+    assert uni.indices != plan_frames(meta, FpsCap(1.0, 5)).indices
     with pytest.raises(ValueError, match="19 relevance scores for 20"):
         plan_selection(meta, Aks(4), s[:19])
 

@@ -165,3 +165,42 @@ def build_hf_blip_itm(folder: Path, seed: int = 0) -> Path:
     BlipProcessor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}),
                   tokenizer=tok).save_pretrained(folder)
     return folder
+
+
+def build_hf_blip2_itm(folder: Path, seed: int = 0) -> Path:
+    """A transformers ``Blip2ForImageTextRetrieval`` (WFS-SB's default scorer's class: 1-2 layer, 32-wide vision
+    tower, Q-Former and 4 query tokens, 32 px images, patch 8) with a ``BertTokenizer`` over single characters
+    and a ``Blip2Processor``, saved with ``save_pretrained``."""
+    import torch
+    from transformers import (
+        BertTokenizer,
+        Blip2Config,
+        Blip2ForImageTextRetrieval,
+        Blip2Processor,
+        BlipImageProcessor,
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *"abcdefghijklmnopqrstuvwxyz0123456789#[]?.,:;'-()"]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    tok = BertTokenizer(str(folder / "vocab.txt"))
+    cfg = Blip2Config(
+        vision_config={"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
+                       "image_size": 32, "patch_size": 8},
+        qformer_config={"vocab_size": len(vocab) + 1, "hidden_size": 32, "num_hidden_layers": 2,
+                        "num_attention_heads": 2, "intermediate_size": 64, "max_position_embeddings": 256,
+                        "encoder_hidden_size": 32, "pad_token_id": 0, "cross_attention_frequency": 1,
+                        "use_qformer_text_input": True},
+        text_config={"model_type": "opt", "vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 1,
+                     "num_attention_heads": 2, "ffn_dim": 32, "word_embed_proj_dim": 16},
+        num_query_tokens=4, image_text_hidden_size=16)
+    torch.manual_seed(seed)
+    model = Blip2ForImageTextRetrieval(cfg).eval()
+    with torch.no_grad():  # transformers' init leaves this tiny tower's weights near 0: frames would all look alike
+        for w in model.parameters():
+            if w.dim() > 1:
+                w.normal_(0.0, 0.2)
+    model.save_pretrained(folder)
+    Blip2Processor(image_processor=BlipImageProcessor(size={"height": 32, "width": 32}),
+                   tokenizer=tok).save_pretrained(folder)
+    return folder

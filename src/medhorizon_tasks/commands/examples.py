@@ -47,6 +47,7 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("leaderboard", "validate"): (_NEEDLE, _MAKE, "medhorizon-tasks leaderboard validate subs/needle.json --synthetic"),
     ("leaderboard", "build"): (_NEEDLE, _RANDOM, _MAKE, _MAKE_RANDOM,
                                "medhorizon-tasks leaderboard build subs/*.json --synthetic --out board/"),
+    ("leaderboard", "serve"): ("medhorizon-tasks leaderboard serve --synthetic --port 8000 --db sqlite:///board.sqlite3",),
     ("build-dataset",): ("medhorizon-tasks build-dataset --synthetic --out hf_dataset",),
     ("videos",): ("medhorizon-tasks videos check --synthetic",),
     ("videos", "check"): ("medhorizon-tasks videos check --synthetic",),

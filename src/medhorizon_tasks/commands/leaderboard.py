@@ -1,4 +1,4 @@
-"""``medhorizon-tasks leaderboard {version, make, validate, build}``.
+"""``medhorizon-tasks leaderboard {version, make, validate, build, serve}``.
 
 * ``version --benchmark B [--data D] [--hierarchy H]``: print the data version hash.
 * ``make --benchmark B --predictions P --model M --model-size S [--fps --cap --frames] [--out SUB.json]``:
@@ -7,6 +7,8 @@
   problem of every invalid file on stderr (exit 1).
 * ``build SUB... [--data [B=]D ...] [--paper-row MODEL=ROW] --out OUTDIR``: leaderboard.md, .csv and .html, with
   each entry whose model the paper reports beside its published row.
+* ``serve [--data B=PATH ... | --synthetic] [--db URL] [--host --port]``: the submission service
+  (:mod:`.leaderboard_serve`, :mod:`medhorizon_tasks.service`).
 
 ``--data`` is one path (for every benchmark), or ``BENCHMARK=PATH``, repeated
 when submissions of several benchmarks are built together. MedHorizon falls
@@ -16,90 +18,15 @@ back to ``$MEDHORIZON_DATA``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
+from ..benchmarks.data import BENCHMARKS, BenchmarkData, load_benchmark_data
 from ..core.errors import DataError, MedHorizonError
 from .data_args import add_benchmark_argument, add_synthetic_argument
+from .data_loader import DataLoader
 from .help import old_spellings
 
 __all__ = ["add_parser"]
-
-
-def _data_map(values: list[str] | None) -> dict[str | None, str]:
-    """``--data`` values -> {benchmark: path}; key None for a plain path (every benchmark)."""
-    out: dict[str | None, str] = {}
-    for v in values or []:
-        bench, sep, path = v.partition("=")
-        key = bench if sep and bench in BENCHMARKS else None
-        path = path if key else v
-        if key in out:
-            what = f"for {key}" if key else "without a benchmark"
-            raise MedHorizonError(f"--data given twice {what}: {out[key]!r} and {path!r}")
-        out[key] = path
-    return out
-
-
-class _DataLoader:
-    """Loads each benchmark's data once, on first need."""
-
-    def __init__(self, values: list[str] | None, hierarchy: str | None):
-        self.paths = _data_map(values)
-        self.hierarchy = hierarchy
-        self.cache: dict[str, BenchmarkData] = {}
-        self.plain_used: list[str] = []
-
-    def _load(self, bench: str, path: str | None) -> BenchmarkData:
-        return load_benchmark_data(bench, path, hierarchy=self.hierarchy if bench == "surghi" else None)
-
-    def _reads_as(self, path: str, bench: str) -> str | None:
-        """The other benchmark whose data ``path`` is, if any (asked only once ``path`` failed as ``bench``)."""
-        for other in BENCHMARKS:
-            if other == bench:
-                continue
-            try:
-                self._load(other, path)
-            except MedHorizonError:
-                continue
-            return other
-        return None
-
-    def get(self, bench: str, submission: str | None = None) -> BenchmarkData:
-        """``bench``'s data; ``submission``: the file that needs it, named when it is for another benchmark
-        than the data given."""
-        from ..benchmarks.medhorizon.release import DATA_ENV
-
-        if bench in self.cache:
-            return self.cache[bench]
-        wrong = f"this is a {bench} submission, not "
-        explicit = bench in self.paths
-        if explicit:
-            path = self.paths[bench]
-        else:
-            path = self.paths.get(None)
-            others = [b for b in BENCHMARKS if b in self.paths]
-            if path is None and others and not (bench == "medhorizon" and os.environ.get(DATA_ENV)):
-                raise DataError(f"{wrong}{' or '.join(others)}: --data gives {' and '.join(others)} data only; "
-                                f"pass --data {bench}=PATH", source=submission)
-            if path is not None:
-                other = [b for b in self.plain_used if b != bench]
-                if other:
-                    raise MedHorizonError(f"--data {path} names no benchmark, and the submissions are for "
-                                          f"{other[0]} and {bench}: pass --data {other[0]}=PATH --data {bench}=PATH")
-                self.plain_used.append(bench)
-        try:
-            data = self._load(bench, path)
-        except DataError as exc:
-            other = self._reads_as(path, bench) if path is not None else None
-            if other is not None:
-                given = f"{bench}={path}" if explicit else path
-                raise DataError(f"{wrong}{other}: --data {given} is {BENCHMARK_NAMES[other]} data, not "
-                                f"{BENCHMARK_NAMES[bench]} data; pass the {BENCHMARK_NAMES[bench]} data with "
-                                f"--data {bench}=PATH", source=submission) from None
-            raise DataError(exc.problems, source=f"{bench} data {exc.source or path or ''}".rstrip()) from None
-        self.cache[bench] = data
-        return data
 
 
 def _benchmark_of(obj) -> str | None:
@@ -132,7 +59,7 @@ def _cmd_make(args) -> int:
 def _cmd_validate(args) -> int:
     from ..leaderboard.submission import read_submission, validate_submission
 
-    loader = _DataLoader(args.data, args.hierarchy)
+    loader = DataLoader(args.data, args.hierarchy)
     bad = 0
 
     def invalid(path, problems):
@@ -168,7 +95,7 @@ def _cmd_build(args) -> int:
     from ..leaderboard.publish import write_leaderboard
     from ..leaderboard.submission import read_submission
 
-    loader = _DataLoader(args.data, args.hierarchy)
+    loader = DataLoader(args.data, args.hierarchy)
     data: dict[str, BenchmarkData] = {}
     for path in args.submissions:
         try:
@@ -270,4 +197,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                         "alias or -- MedHorizon -- the protocol registry matches a row of MedHorizon Table 2, Sureon "
                         "Table 3 or SurgHiBench Table 2); repeated for several entries")
     b.set_defaults(func=_cmd_build)
+
+    from .leaderboard_serve import add_serve_parser
+
+    add_serve_parser(lsub, data_args)
     return lb

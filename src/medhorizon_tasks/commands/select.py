@@ -24,17 +24,19 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     "encoder or a matching head (each frame decoded and embedded once per video), let the selectors pick each item's "
                     "frames, and write the selections (with the scorer, candidate fps and budget) for the task "
                     "variants medhorizon_aks128 / medhorizon_wfs128 / medhorizon_vilamp_select128. The uniform "
-                    "plan on the same candidates is written beside. Sharded by video under `accelerate launch`, "
+                    "plan of each budget (the medhorizon_frames<N> tasks' plan) is written beside. Sharded by video under `accelerate launch`, "
                     "resumable.")
     s.add_argument("--selector", default="aks",
                    help="uniform, aks, wfs_sb, vilamp, or a name registered under the entry-point group "
                         "medhorizon_tasks.frame_selectors; several, comma-separated, share one scoring pass")
     s.add_argument("--selector-arg", action="append", metavar="KEY=VALUE",
-                   help="keyword argument of every selector named (e.g. t1=0.7, depth=4; repeatable)")
+                   help="keyword argument of every selector named (e.g. t1=0.7, depth=4, ViLAMP's "
+                        "max_candidates=600 or null; repeatable)")
     s.add_argument("--scorer", required=True,
                    help="open_clip:ARCH/PRETRAINED (AKS/ViLAMP's CLIP: open_clip:ViT-B-32/openai), hf:ID_OR_FOLDER, "
-                        "hf-itm:ID_OR_FOLDER (BLIP's image-text matching head, AKS's default: "
-                        "hf-itm:Salesforce/blip-itm-large-coco), module:Class, synthetic_probe (reads the synthetic benchmark's code), or a name registered "
+                        "hf-itm:ID_OR_FOLDER (a BLIP or BLIP-2 image-text matching head: AKS's default "
+                        "hf-itm:Salesforce/blip-itm-large-coco, WFS-SB's hf-itm:Salesforce/blip2-itm-vit-g), "
+                        "module:Class, synthetic_probe (reads the synthetic benchmark's code), or a name registered "
                         "under medhorizon_tasks.relevance_scorers / medhorizon_tasks.zeroshot_encoders")
     s.add_argument("--scorer-arg", action="append", metavar="KEY=VALUE", help="keyword argument of the scorer")
     s.add_argument("--budget", default="128",
@@ -135,6 +137,9 @@ def _cmd_select(args) -> int:
         errors = bool(summary["video_errors"])
         print(f"[select] wrote the selections into {out} ({summary['this_run']['videos_selected']} video(s) "
               f"selected by this process, {summary['this_run']['videos_reused']} from the journal)", file=sys.stderr)
+        if summary.get("rewritten"):
+            print(f"[select] {', '.join(summary['rewritten'])} in {out} changed or went missing since this run "
+                  "wrote it: written again from the journal", file=sys.stderr)
     if errors and not allow_video_errors():
         print("medhorizon-tasks select: some videos could not be read (their items have no selection, see "
               "select.json); set MEDHORIZON_ALLOW_VIDEO_ERRORS=1 to accept that", file=sys.stderr)

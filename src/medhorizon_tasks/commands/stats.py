@@ -37,8 +37,14 @@ def _cmd_stats(args) -> int:
     if not args.json and "evidence_recall" in rep:
         from ..benchmarks.medhorizon.evidence_recall import format_curve
 
-        print("\nEvidence recall (share of localizable items with a shown frame inside an evidence window):")
+        print("\nEvidence recall (share of localizable items with a shown frame inside an evidence window; uniform: "
+              "the medhorizon_frames<N> tasks' plans, the same as `select`'s selection-uniform-<N>):")
         print(format_curve(rep["evidence_recall"]))
+        for label, curve in rep["evidence_recall"].items():
+            for r in curve:
+                if r.get("n_missing"):
+                    print(f"{label}, {r['budget']} frames: {r['n_missing']} localizable item(s) have no frames (the "
+                          "selection pre-pass could not read their video) and are counted as misses")
     return 0
 
 
@@ -48,8 +54,8 @@ def _recall(items, selection: str | None) -> dict:
 
     from ..benchmarks.medhorizon.diagnostics import BUDGETS
     from ..benchmarks.medhorizon.evidence_recall import recall_curve, uniform_timestamps
+    from ..benchmarks.medhorizon.selection import selection_shown
     from ..core.errors import MedHorizonError
-    from ..core.safeio import iter_jsonl
     from ..core.sampling import Uniform
 
     curves = {"uniform": recall_curve(items, {n: uniform_timestamps(items, Uniform(n)) for n in BUDGETS})}
@@ -61,7 +67,7 @@ def _recall(items, selection: str | None) -> dict:
         shown: dict[str, dict[int, dict]] = {}
         for f in files:
             name, _, budget = f.stem[len("selection-"):].rpartition("-")
-            rows = {r["uid"]: r.get("timestamps") for _, r in iter_jsonl(f) if isinstance(r, dict)}
-            shown.setdefault(f"{name} (selected)", {})[int(budget)] = rows
+            # checked as a model run checks it: the rows' own selector and budget, every item covered
+            shown.setdefault(f"{name} (selected)", {})[int(budget)] = selection_shown(f, items)
         curves.update({k: recall_curve(items, v) for k, v in sorted(shown.items())})
     return curves

@@ -40,7 +40,7 @@ import numpy as np
 
 __all__ = [
     "VideoMeta", "FramePlan", "FpsCap", "Uniform", "Oracle", "Clip", "Window", "CentredClip", "plan_frames",
-    "fps_candidates", "uniform_subsample",
+    "fps_candidates", "uniform_subsample", "uniform_frames",
     "ChangeSignal", "FrameChange", "Hybrid", "Selected",
     "Perturbation", "perturb", "PERTURBATION_KINDS",
 ]
@@ -402,13 +402,21 @@ def uniform_subsample(candidates: np.ndarray, cap: int) -> np.ndarray:
     return candidates[pos]
 
 
+def uniform_frames(meta: VideoMeta, n: int) -> np.ndarray:
+    """The frames of *the* uniform plan of ``n`` frames: ``n`` of the video's decoded frames uniformly from the
+    first to the last (MedHorizon's fixed-frame rule, "uniform over the full decoded frame index sequence").
+    The ``medhorizon_frames<N>`` tasks show it, ``stats --recall`` measures it, and ``select`` writes it beside
+    every selection (``selection-uniform-<N>.jsonl``): one definition, so their recalls are one number."""
+    return uniform_subsample(np.arange(meta.num_frames, dtype=np.int64), n)
+
+
 def plan_frames(meta: VideoMeta, policy) -> FramePlan:
     """The frames ``policy`` admits from a video described by ``meta``."""
     label = policy.describe()
     if isinstance(policy, FpsCap):
         idx = uniform_subsample(fps_candidates(meta, policy.fps), policy.cap)
     elif isinstance(policy, Uniform):
-        idx = uniform_subsample(np.arange(meta.num_frames, dtype=np.int64), policy.n)
+        idx = uniform_frames(meta, policy.n)
     elif isinstance(policy, Oracle):
         idx = _oracle_indices(meta, policy)
         if idx is None:

@@ -32,23 +32,33 @@ released method-specific selector"), each written from its public repository's d
   budget is split by softmax of importance with largest remainder; within each clip greedy MMR
   (lambda 0.5, relevance mapped to [-1, 1], similarity = frame-embedding cosine, else
   exp(-distance / 10)) seeded with the clip's most relevant frame; the union trimmed (most relevant
-  kept) or padded (MMR over the whole video) to the budget. No peak: half the budget uniform, the
-  rest the most relevant other frames. Fewer candidates than the budget: a uniform plan of
-  ``budget`` frames over the whole video (its ``uniform_sample_from_video``). Relevance is min-max
-  normalised per video first (the released scorers give ITM probabilities in [0, 1]).
+  kept) or padded (MMR over the whole video) to the budget. No peak (a detail band at rounding-noise
+  level, i.e. a constant curve, has none here): ``floor(budget / 2)`` frames
+  uniformly (``floor`` of an even spacing, none at a budget of 1), the rest the most relevant other
+  frames. Fewer candidates than the budget: a uniform plan of ``budget`` frames over the whole video
+  (its ``uniform_sample_from_video``). The relevance is the scorer's raw output, as released (its
+  default scorer, BLIP-2's image-text matching, gives probabilities in [0, 1]); a scorer whose output
+  is not a probability (a dual encoder's cosine) is min-max normalised per video first
+  (:func:`relevance_for`; the package's choice, recorded in every selection row).
 * :class:`KeyframeNms` (steven-ccq/ViLAMP, ``SeqFrameSelector``, ``f2t_thrd=0.2``,
   ``f2f_thrd=0.85``): frames taken in decreasing relevance while their relevance is at least
   ``threshold`` (raw cosine, not normalised), each taken frame suppressing every frame whose
   embedding is more than ``suppress`` cosine-similar to it; the rest of the budget spread over the
-  gaps between keyframes with one spacing D (the smallest whose ``ceil(len / D) - 1`` points per
   gap fit), and any last frames from the latest free positions backwards. No frame above the
-  threshold: the spread alone (uniform over the video). ViLAMP's feature merging is inside its model.
+  threshold: the spread alone (uniform over the video). Before that, a video's candidates are capped
+  at ``max_candidates`` = 600 spread uniformly (``floor`` of an even spacing), as ViLAMP's evaluation
+  reads videos (``scripts/eval/exp_vMME.py`` at 0bc8a17: ``--max_frame_num`` default 600, line 117,
+  applied by ``access_video_by_sec``'s ``np.linspace(..., dtype=int)``, lines 56-57); ``None`` lifts
+  the cap. ViLAMP's feature merging is inside its model.
 
-:class:`UniformSelect` is the baseline on the same candidates (= ``FpsCap(fps, budget)``).
+:class:`UniformSelect` is the uniform plan of ``budget`` frames, the one the ``medhorizon_frames<N>``
+tasks show and ``stats --recall`` measures (:func:`~.sampling.uniform_frames`).
 
 A user's selector plugs in by entry point (group :data:`SELECTOR_GROUP`): a factory called with
 ``budget=`` and the ``--selector-arg`` values, returning an object with ``name``, ``version``,
-``uses_embeddings``, ``describe()`` and ``select()``.
+``uses_embeddings``, ``describe()`` and ``select()``. What ``select`` returns is checked
+(:func:`check_selection`) before anything is planned or written: a :class:`Selection` of at most
+``budget`` distinct integer positions among the candidates, increasing, at least one.
 """
 
 from __future__ import annotations
@@ -56,18 +66,29 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from .errors import MedHorizonError
-from .sampling import FramePlan, VideoMeta, fps_candidates, uniform_subsample
+from .sampling import FramePlan, VideoMeta, fps_candidates, uniform_frames
 
 __all__ = ["SELECTOR_GROUP", "BUILTIN", "Selection", "FrameSelector", "UniformSelect", "Aks", "Wfs",
-           "KeyframeNms", "plan_selection", "load_selector", "selector_names"]
+           "KeyframeNms", "SelectorError", "check_selection", "relevance_for", "relevance_mode", "plan_selection", "load_selector",
+           "selector_names", "selector_settings", "relevance_scale", "PROBABILITY", "VILAMP_MAX_CANDIDATES"]
 
 SELECTOR_GROUP = "medhorizon_tasks.frame_selectors"
-VERSION = "1"
+# 2: uniform = the frames<N> tasks' plan; WFS-SB on raw relevance (normalised only for a non-probability scorer)
+# and a budget of 1 without boundaries; ViLAMP's 600-candidate cap
+VERSION = "2"
+#: A scorer whose relevance is a probability in [0, 1] says so (``relevance_scale = "probability"``).
+PROBABILITY = "probability"
+#: ViLAMP's evaluation caps a video's 1 FPS frames at this many (scripts/eval/exp_vMME.py, --max_frame_num).
+VILAMP_MAX_CANDIDATES = 600
+
+
+class SelectorError(MedHorizonError):
+    """A selector's answer that is not a selection (or a selector that failed), named with the video."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +154,8 @@ def _as_scores(scores) -> np.ndarray:
 
 @dataclass(frozen=True)
 class UniformSelect:
-    """The baseline: ``budget`` of the candidates uniformly, first and last kept (MedHorizon's cap rule)."""
+    """The baseline: the uniform plan of ``budget`` frames over the whole video (:func:`~.sampling.uniform_frames`,
+    the ``medhorizon_frames<N>`` tasks' plan), whatever the candidates."""
 
     budget: int
     name: str = "uniform"
@@ -144,11 +166,11 @@ class UniformSelect:
         _check_budget(self.budget)
 
     def describe(self) -> str:
-        return f"uniform_select(budget={self.budget})"
+        return f"uniform(budget={self.budget})"
 
     def select(self, scores, embeddings=None) -> Selection:
-        n = len(_as_scores(scores))
-        return Selection(uniform_subsample(np.arange(n, dtype=np.int64), self.budget))
+        _as_scores(scores)
+        return Selection(None)  # plan_selection: uniform_frames(meta, budget)
 
 
 # ----------------------------------------------------------------- AKS
@@ -229,6 +251,7 @@ class Wfs:
     name: str = "wfs_sb"
     version: str = VERSION
     uses_embeddings: bool = True
+    relevance_input: ClassVar[str] = PROBABILITY  # released on ITM probabilities: see relevance_for
 
     def __post_init__(self):
         _check_budget(self.budget)
@@ -255,6 +278,9 @@ class Wfs:
         from scipy.signal import find_peaks
 
         mag = np.abs(self.detail(rel))
+        if len(mag) == 0 or mag.max() <= 1e-9 * max(float(np.abs(rel).max()), 1e-12):
+            # a constant curve's detail band is rounding noise (~1e-17), whose "peaks" the release would cut at
+            return np.zeros(0, dtype=np.int64)
         distance = max(self.distance_min, int(len(rel) * self.distance_ratio), 1)
         peaks, _ = find_peaks(mag, height=mag.mean() + self.height_factor * mag.std(),
                               prominence=self.prominence_factor * (mag.max() - mag.min()), distance=distance)
@@ -298,7 +324,7 @@ class Wfs:
         n = len(s)
         if n < self.budget:
             return Selection(None, "uniform_fallback")
-        rel, _ = _minmax(s)
+        rel = s  # raw, as released (plan_selection normalises a scorer that gives no probabilities)
         if embeddings is not None:
             unit = _unit(np.asarray(embeddings, dtype=np.float64))
 
@@ -309,7 +335,9 @@ class Wfs:
                 return np.exp(-np.abs(a[:, None] - b[None, :]) / 10.0)
         peaks = self.boundaries(rel)
         if len(peaks) == 0:
-            uni = uniform_subsample(np.arange(n, dtype=np.int64), self.budget // 2)
+            # floor(budget / 2) evenly spaced (floor of linspace, as released; none at a budget of 1), the rest by
+            # relevance
+            uni = np.unique(np.floor(np.linspace(0, n - 1, self.budget // 2)).astype(np.int64))
             rest = [int(p) for p in _top(rel, n) if p not in set(uni.tolist())][: self.budget - len(uni)]
             return Selection(np.sort(np.concatenate([uni, np.asarray(rest, dtype=np.int64)])), "no_boundaries")
         edges = [0, *peaks.tolist(), n]
@@ -342,15 +370,28 @@ class KeyframeNms:
     budget: int
     threshold: float = 0.2
     suppress: float = 0.85
+    max_candidates: int | None = VILAMP_MAX_CANDIDATES
     name: str = "vilamp"
     version: str = VERSION
     uses_embeddings: bool = True
 
     def __post_init__(self):
         _check_budget(self.budget)
+        cap = self.max_candidates
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, np.integer)) or cap < 1):
+            raise ValueError(f"max_candidates must be a whole number >= 1, or null for no cap, got {cap!r}")
 
     def describe(self) -> str:
-        return f"keyframe_nms(budget={self.budget},threshold={self.threshold:g},suppress={self.suppress:g})"
+        cap = "none" if self.max_candidates is None else self.max_candidates
+        return (f"keyframe_nms(budget={self.budget},threshold={self.threshold:g},suppress={self.suppress:g},"
+                f"max_candidates={cap})")
+
+    def capped(self, n: int) -> np.ndarray | None:
+        """Positions of the candidates ViLAMP's evaluation keeps of ``n`` (None: all of them): ``max_candidates``
+        evenly spread, the floor of ``linspace(0, n - 1, max_candidates)``, as ``exp_vMME.py`` reads a video."""
+        if self.max_candidates is None or n <= self.max_candidates:
+            return None
+        return np.floor(np.linspace(0, n - 1, int(self.max_candidates))).astype(np.int64)
 
     def keyframes(self, s: np.ndarray, embeddings: np.ndarray | None) -> list[int]:
         unit = None if embeddings is None else _unit(np.asarray(embeddings, dtype=np.float64))
@@ -403,11 +444,20 @@ class KeyframeNms:
 
     def select(self, scores, embeddings=None) -> Selection:
         s = _as_scores(scores)
+        kept = self.capped(len(s))
+        notes = []
+        if kept is not None:
+            s = s[kept]
+            embeddings = None if embeddings is None else np.asarray(embeddings)[kept]
+            notes.append("candidate_cap")
+        back = (lambda pos: pos) if kept is None else (lambda pos: kept[pos])  # noqa: E731
         if len(s) <= self.budget:
-            return Selection(np.arange(len(s), dtype=np.int64), "fewer_candidates_than_budget")
+            notes.append("fewer_candidates_than_budget")
+            return Selection(back(np.arange(len(s), dtype=np.int64)), ",".join(notes))
         keys = self.keyframes(s, embeddings)
-        return Selection(np.asarray(self.spread(len(s), keys, self.budget), dtype=np.int64),
-                         "" if keys else "no_keyframe")
+        if not keys:
+            notes.append("no_keyframe")
+        return Selection(back(np.asarray(self.spread(len(s), keys, self.budget), dtype=np.int64)), ",".join(notes))
 
 
 # ----------------------------------------------------------------- plans and plug-ins
@@ -415,28 +465,131 @@ class KeyframeNms:
 BUILTIN = {"uniform": UniformSelect, "aks": Aks, "wfs_sb": Wfs, "vilamp": KeyframeNms}
 
 
-def plan_selection(meta: VideoMeta, selector, scores, embeddings=None, fps: float = 1.0) -> FramePlan:
-    """The frames ``selector`` picks from the video's ``fps`` candidates, given one relevance per candidate."""
+def relevance_for(selector, scores: np.ndarray, scale: str | None) -> tuple[np.ndarray, str]:
+    """The relevance ``selector`` is given, and how it was obtained: ``"raw"`` (the scorer's output as it is) or
+    ``"minmax"`` (normalised to [0, 1] per video). Only a selector released on probabilities
+    (``relevance_input = "probability"``: WFS-SB, whose MMR maps relevance from [0, 1] to [-1, 1]) given a scorer
+    whose output is not one (``scale`` other than :data:`PROBABILITY`, e.g. a dual encoder's cosine) is
+    normalised; AKS normalises inside itself, as released, and ViLAMP's thresholds are on raw cosines."""
+    mode = relevance_mode(selector, scale)
+    return (_minmax(scores)[0] if mode == "minmax" else scores), mode
+
+
+def relevance_mode(selector, scale: str | None) -> str:
+    """``"minmax"`` or ``"raw"``: how :func:`relevance_for` gives ``selector`` a scorer's relevance of ``scale``."""
+    return "minmax" if getattr(selector, "relevance_input", None) == PROBABILITY and scale != PROBABILITY else "raw"
+
+
+def relevance_scale(scorer) -> str:
+    """What a scorer's relevance is: its ``relevance_scale`` when it says (:data:`PROBABILITY` for a matching
+    head), else ``"cosine"`` for a dual encoder (frame and question embeddings) and ``"unspecified"`` for a
+    pair scorer that does not say (treated as not a probability)."""
+    said = getattr(scorer, "relevance_scale", None)
+    if isinstance(said, str) and said:
+        return said
+    return "unspecified" if callable(getattr(scorer, "score_pairs", None)) else "cosine"
+
+
+def _label(selector) -> str:
+    try:
+        return f"{selector.describe()}@{getattr(selector, 'version', '?')}"
+    except Exception:  # noqa: BLE001 - a plug-in's describe() that fails still gets named
+        return f"{getattr(selector, 'name', type(selector).__name__)}@{getattr(selector, 'version', '?')}"
+
+
+def check_selection(result, selector, n_candidates: int, video: str = "") -> Selection:
+    """``result`` of ``selector.select`` if it is a selection of the video's ``n_candidates`` candidates, else a
+    :class:`SelectorError` naming the selector, the video and what is wrong: not a :class:`Selection`; positions
+    that are not a one-dimensional sequence of whole numbers; none; more than the budget; the same position twice;
+    a position outside ``0 .. n_candidates - 1``; positions not increasing (they are in time order)."""
+    where = f"selector {_label(selector)} on video {video or '?'} ({n_candidates} candidate frames)"
+
+    def bad(what: str) -> SelectorError:
+        return SelectorError(f"{where}: {what}; a selector returns Selection(positions), at most its budget of "
+                             "distinct candidate positions in increasing order, or Selection(None) for a uniform "
+                             "plan (see FrameSelector in medhorizon_tasks.core.selectors)")
+
+    if not isinstance(result, Selection):
+        raise bad(f"returned {type(result).__name__}, not a Selection")
+    if result.positions is None:
+        return result
+    try:
+        raw = np.asarray(result.positions)
+    except Exception as exc:  # noqa: BLE001 - anything a plug-in may put there
+        raise bad(f"positions are not an array ({type(exc).__name__}: {exc})") from None
+    if raw.ndim != 1:
+        raise bad(f"positions have shape {raw.shape}, not one position per frame")
+    if raw.size == 0:
+        raise bad("it selected no frame")
+    if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer) or raw.dtype == object and all(
+            isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in raw.tolist())):
+        raise bad(f"positions are of type {raw.dtype}, not whole numbers")
+    pos = raw.astype(np.int64)
+    budget = getattr(selector, "budget", None)
+    if isinstance(budget, (int, np.integer)) and len(pos) > budget:
+        raise bad(f"it selected {len(pos)} frames for a budget of {budget}")
+    if len(np.unique(pos)) < len(pos):
+        dup = sorted({int(p) for p in pos if np.count_nonzero(pos == p) > 1})
+        raise bad(f"position(s) {', '.join(map(str, dup[:5]))} selected more than once")
+    if pos.min() < 0 or pos.max() >= n_candidates:
+        out = [int(p) for p in pos if p < 0 or p >= n_candidates]
+        raise bad(f"position(s) {', '.join(map(str, out[:5]))} are outside 0..{n_candidates - 1}")
+    if np.any(np.diff(pos) <= 0):
+        raise bad("positions are not in increasing (time) order")
+    return Selection(pos, result.note if isinstance(result.note, str) else str(result.note))
+
+
+def plan_selection(meta: VideoMeta, selector, scores, embeddings=None, fps: float = 1.0, *, video: str = "",
+                   scale: str | None = PROBABILITY) -> FramePlan:
+    """The frames ``selector`` picks from the video's ``fps`` candidates, given one relevance per candidate.
+
+    ``scale``: what the scorer's relevance is (:data:`PROBABILITY`, or e.g. ``"cosine"``), see
+    :func:`relevance_for`; ``video`` names the video in a selector's error. The selector's answer is checked
+    (:func:`check_selection`); a selector that raises is a :class:`SelectorError` naming it and the video."""
     cands = fps_candidates(meta, fps)
     s = _as_scores(scores)
     if len(s) != len(cands):
         raise ValueError(f"{len(s)} relevance scores for {len(cands)} candidate frames")
     if embeddings is not None and len(embeddings) != len(cands):
         raise ValueError(f"{len(embeddings)} frame embeddings for {len(cands)} candidate frames")
-    result = selector.select(s, embeddings if getattr(selector, "uses_embeddings", False) else None)
-    label = f"{selector.describe()}@{getattr(selector, 'version', '?')}"
+    s, _ = relevance_for(selector, s, scale)
+    try:
+        answer = selector.select(s, embeddings if getattr(selector, "uses_embeddings", False) else None)
+    except MedHorizonError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a selector's failure, named with its video (never a traceback)
+        raise SelectorError(f"selector {_label(selector)} on video {video or '?'} ({len(cands)} candidate frames) "
+                            f"failed: {type(exc).__name__}: {exc}") from None
+    result = check_selection(answer, selector, len(cands), video)
+    label = _label(selector)
     if result.positions is None:
-        idx = uniform_subsample(np.arange(meta.num_frames, dtype=np.int64), selector.budget)
+        idx = uniform_frames(meta, selector.budget)
     else:
-        pos = np.asarray(result.positions, dtype=np.int64)
-        if len(pos) and (pos.min() < 0 or pos.max() >= len(cands) or np.any(np.diff(pos) <= 0)):
-            raise ValueError(f"selector {selector.describe()} returned positions that are not increasing "
-                             f"positions among {len(cands)} candidates")
-        idx = cands[pos]
+        idx = cands[result.positions]
     if result.note:
         label += f"->{result.note}"
     times = meta.times_of(idx)
     return FramePlan(tuple(int(i) for i in idx), tuple(round(float(t), 6) for t in times), label)
+
+
+def selector_settings(selector) -> dict:
+    """Every parameter of ``selector`` (a dataclass's fields, else its public attributes), JSON-ready: what the
+    selection rows record beside the selector's name and version."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(selector):
+        raw = {f.name: getattr(selector, f.name) for f in dataclasses.fields(selector)}
+    else:
+        raw = {k: v for k, v in vars(selector).items() if not k.startswith("_")} if hasattr(selector, "__dict__") \
+            else {}
+    out = {}
+    for k, v in sorted(raw.items()):
+        if k in ("name", "version", "budget"):
+            continue
+        if isinstance(v, np.generic):
+            v = v.item()
+        out[k] = v if v is None or isinstance(v, (bool, int, float, str)) else repr(v)
+    return out
 
 
 def selector_names() -> list[str]:
@@ -463,7 +616,7 @@ def load_selector(name: str, budget: int, args: dict[str, Any] | None = None):
     except (TypeError, ValueError) as exc:
         raise MedHorizonError(f"--selector {name} with budget {budget} and {args or 'no --selector-arg'}: {exc}") \
             from None
-    missing = [a for a in ("name", "version", "describe", "select") if not hasattr(sel, a)]
+    missing = [a for a in ("name", "version", "budget", "describe", "select") if not hasattr(sel, a)]
     if missing:
         raise MedHorizonError(f"--selector {name}: the object it makes has no {', '.join(missing)} "
                               "(see FrameSelector in medhorizon_tasks.core.selectors)")

@@ -64,7 +64,8 @@ from ..core.errors import DataError
 from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test, paired_difference
 from .submission import Submission, read_submission, validate_submission
 
-__all__ = ["Entry", "Board", "build_leaderboard", "surghi_bootstrap", "paired_permutation_pvalue",
+__all__ = ["Entry", "Board", "build_leaderboard", "score_entry", "rank_board", "surghi_bootstrap",
+           "paired_permutation_pvalue",
            "DEFAULT_N_RESAMPLES", "DEFAULT_SEED"]
 
 DEFAULT_N_RESAMPLES = 2000
@@ -86,6 +87,9 @@ class Entry:
     p_holm: float | None = None        # Holm-adjusted over the entries compared with the leader
     significant: bool | None = None    # adjusted p <= alpha; None for the leader
     paired: Any = field(default=None, repr=False)  # correctness (uid -> bool) or per-video metrics
+    # the public per-group tables of the entry's page: [{"name", "unit", "ci_method", "rows": [{"key", "value",
+    # "n", "ci95"}]}], aggregates only (never an item's correctness)
+    groups: list[dict] = field(default_factory=list, repr=False)
 
     @property
     def metadata(self) -> dict:
@@ -126,6 +130,19 @@ def _pct_of(summary: Mapping | None):
     return None if not summary else summary.get("accuracy")
 
 
+def _group(name: str, unit: str, ci_method: str, rows: Iterable[tuple[str, float | None, int, Any]]) -> dict:
+    return {"name": name, "unit": unit, "ci_method": ci_method,
+            "rows": [{"key": k, "value": v, "n": n, "ci95": list(ci) if ci else None} for k, v, n, ci in rows]}
+
+
+def _wilson_groups(rep: Mapping, tables: Iterable[tuple[str, str]]) -> list[dict]:
+    """MedHorizon's ``by_*`` summaries as groups, each accuracy with its Wilson 95% interval."""
+    from ..core.stats import wilson_ci
+
+    return [_group(name, "items", "Wilson 95%", ((k, s["accuracy"], s["n"], wilson_ci(s["correct"], s["n"]))
+                                                  for k, s in rep[key].items())) for key, name in tables]
+
+
 def _score_medhorizon(sub: Submission, data: BenchmarkData, n_resamples: int, seed: int) -> Entry:
     from ..benchmarks.medhorizon import scoring
 
@@ -138,7 +155,8 @@ def _score_medhorizon(sub: Submission, data: BenchmarkData, n_resamples: int, se
                  "semantic_reasoning": _pct_of(fam.get("semantic_reasoning")),
                  "invalid": sum(1 for r in records if not r["valid"]),
                  "ci95_wilson_low": s["ci95_wilson"][0], "ci95_wilson_high": s["ci95_wilson"][1]}
-    return Entry(sub, s["accuracy"], tuple(s["ci95_bootstrap"]), s["n"], secondary, paired=correct)
+    groups = _wilson_groups(rep, (("by_family", "Family"), ("by_task", "Task"), ("by_source", "Source")))
+    return Entry(sub, s["accuracy"], tuple(s["ci95_bootstrap"]), s["n"], secondary, paired=correct, groups=groups)
 
 
 def _score_sureon(sub: Submission, data: BenchmarkData, n_resamples: int, seed: int) -> Entry:
@@ -152,10 +170,16 @@ def _score_sureon(sub: Submission, data: BenchmarkData, n_resamples: int, seed: 
     secondary = {"perception": _pct_of(rep["perception"]), "reasoning": _pct_of(rep["reasoning"]),
                  "invalid": sum(1 for r in scored if not r["valid"]),
                  "ci95_wilson_low": mu["ci95_wilson"][0], "ci95_wilson_high": mu["ci95_wilson"][1]}
-    return Entry(sub, mu["accuracy"], tuple(mu["ci95_bootstrap"]), mu["n"], secondary, paired=correct)
+    boot = f"percentile bootstrap ({n_resamples} resamples, seed {seed})"
+    groups = [_group("Family", "items", boot, ((k, rep[k]["accuracy"], rep[k]["n"], rep[k]["ci95_bootstrap"])
+                                               for k in ("perception", "reasoning") if rep.get(k))),
+              _group("Category", "items", boot, ((k, v["accuracy"], v["n"], v["ci95_bootstrap"])
+                                                 for k, v in rep["by_category"].items()))]
+    return Entry(sub, mu["accuracy"], tuple(mu["ci95_bootstrap"]), mu["n"], secondary, paired=correct,
+                 groups=groups)
 
 
-def _score_surghi(sub: Submission, data: BenchmarkData) -> Entry:
+def _score_surghi(sub: Submission, data: BenchmarkData, n_resamples: int, seed: int) -> Entry:
     from ..benchmarks.surghi.scoring import evaluate
 
     result = evaluate(data.rows, sub.predictions, data.hierarchies)
@@ -167,7 +191,15 @@ def _score_surghi(sub: Submission, data: BenchmarkData) -> Entry:
     secondary["invalid"] = ov["n_invalid"]
     # Videos in a fixed order (by name) per dataset: entries on the same data line up for the paired test.
     per_video = {ds: [vids[v] for v in sorted(vids)] for ds, vids in sorted(result.per_video.items())}
-    return Entry(sub, ov["multi_level"], (math.nan, math.nan), int(ov["n_videos"]), secondary, paired=per_video)
+    rows = []
+    for ds, vids in per_video.items():  # each dataset's multi-level, its videos resampled as the board's Overall
+        dist = surghi_bootstrap([{ds: vids}], n_resamples=n_resamples, seed=seed)[0]
+        rows.append((ds, rep["datasets"][ds]["multi_level"], len(vids),
+                     (float(np.percentile(dist, 2.5)), float(np.percentile(dist, 97.5)))))
+    groups = [_group("Dataset (multi-level)", "videos",
+                     f"percentile bootstrap over videos ({n_resamples} resamples, seed {seed})", rows)]
+    return Entry(sub, ov["multi_level"], (math.nan, math.nan), int(ov["n_videos"]), secondary, paired=per_video,
+                 groups=groups)
 
 
 def surghi_bootstrap(per_video: list[Mapping[str, list[Mapping]]], *, n_resamples: int = DEFAULT_N_RESAMPLES,
@@ -244,8 +276,9 @@ def _rank(entries: list[Entry]) -> list[Entry]:
         return (-round(e.headline, 12), e.metadata["model"].lower(), e.submission.source)
 
     entries = sorted(entries, key=key)
-    for e in entries:
-        e.rank = 1 + sum(1 for o in entries if round(o.headline, 12) > round(e.headline, 12))
+    for k, e in enumerate(entries):  # competition ranks: the position of the first entry with this headline
+        same = k > 0 and round(entries[k - 1].headline, 12) == round(e.headline, 12)
+        e.rank = entries[k - 1].rank if same else k + 1
     return entries
 
 
@@ -264,10 +297,28 @@ _MCQ_CI = ("percentile bootstrap over items ({n} resamples, seed {seed}); Wilson
 _MCQ_TEST = "McNemar's test on per-item correctness, paired with the leader; Holm-corrected over the entries"
 
 
-def _board(benchmark: str, data: BenchmarkData, subs: list[Submission], n_resamples: int, seed: int,
-           alpha: float) -> Board:
+def score_entry(sub: Submission, data: BenchmarkData, *, n_resamples: int = DEFAULT_N_RESAMPLES,
+                seed: int = DEFAULT_SEED) -> Entry:
+    """One validated submission scored on its own: headline, interval (MedHorizon, Sureon; SurgHiBench's comes
+    from :func:`rank_board`, which resamples the entries' videos together), secondary columns and the public
+    per-group table (``Entry.groups``). It depends on the submission and the data alone, so a caller may keep
+    it (the submission service does, by the submission's hash) and rank it again with other entries."""
+    if sub.benchmark != data.benchmark:
+        raise DataError(f"a {sub.benchmark} submission cannot be scored on {data.benchmark} data")
+    if sub.benchmark == "surghi":
+        return _score_surghi(sub, data, n_resamples, seed)
+    score = _score_medhorizon if sub.benchmark == "medhorizon" else _score_sureon
+    return score(sub, data, n_resamples, seed)
+
+
+def rank_board(benchmark: str, data: BenchmarkData, entries: list[Entry], *,
+               n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = DEFAULT_SEED,
+               alpha: float = DEFAULT_ALPHA) -> Board:
+    """The board of ``entries`` (each from :func:`score_entry` on ``data``): ranked, each tested against the
+    leader with Holm's correction, SurgHiBench's intervals resampled over the entries' videos together. The
+    entries are changed in place (rank, tests); pass copies to rank the same entries on several boards."""
+    entries = _rank(entries)
     if benchmark == "surghi":
-        entries = _rank([_score_surghi(s, data) for s in subs])
         boot = surghi_bootstrap([e.paired for e in entries], n_resamples=n_resamples, seed=seed)
         lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
         for e, dist in zip(entries, boot):
@@ -279,34 +330,39 @@ def _board(benchmark: str, data: BenchmarkData, subs: list[Submission], n_resamp
         secondary += [("phase_acc", "Phase acc", "pct"), ("step_acc", "Step acc", "pct"),
                       ("phase_f1", "Phase F1", "pct"), ("step_f1", "Step F1", "pct"),
                       ("invalid", "Invalid labels", "count")]
-        return Board(benchmark, data.version, data.source, "Overall multi-level", "videos", secondary, entries,
-                     ci_method=f"percentile bootstrap over videos, stratified by dataset ({n_resamples} resamples, "
-                               f"seed {seed}; one point when every video scores the same, as at 100%: a mean of "
-                               "per-video metrics has no Wilson interval)",
-                     test_method="paired permutation test over videos against the leader (exact up to "
-                                 f"{n_resamples} arrangements); Holm-corrected over the entries",
-                     n_resamples=n_resamples, seed=seed, alpha=alpha,
-                     notes=["Overall = unweighted mean over datasets of sqrt(video-averaged phase acc x step acc)."])
-    score = _score_medhorizon if benchmark == "medhorizon" else _score_sureon
-    entries = _rank([score(s, data, n_resamples, seed) for s in subs])
-    _test_against_leader(entries, lambda i: mcnemar_test(entries[0].paired, entries[i].paired)["pvalue"], alpha)
-    if benchmark == "medhorizon":
-        secondary = [("fine_grained", "Fine-grained", "pct"), ("semantic_reasoning", "Semantic reasoning", "pct"),
-                     ("invalid", "Invalid/missing", "count")]
-        metric, notes = "Overall accuracy", []
+        board = Board(benchmark, data.version, data.source, "Overall multi-level", "videos", secondary, entries,
+                      ci_method=f"percentile bootstrap over videos, stratified by dataset ({n_resamples} resamples, "
+                                f"seed {seed}; one point when every video scores the same, as at 100%: a mean of "
+                                "per-video metrics has no Wilson interval)",
+                      test_method="paired permutation test over videos against the leader (exact up to "
+                                  f"{n_resamples} arrangements); Holm-corrected over the entries",
+                      n_resamples=n_resamples, seed=seed, alpha=alpha,
+                      notes=["Overall = unweighted mean over datasets of sqrt(video-averaged phase acc x step acc)."])
     else:
-        secondary = [("perception", "Perception", "pct"), ("reasoning", "Reasoning (no SM)", "pct"),
-                     ("invalid", "Invalid/missing", "count")]
-        metric = "μ (MCQ + TO)"
-        notes = ["SM (sequence summarization) is judged by an LLM separately and is not part of mu."]
-        if _multimodal_gains(entries, n_resamples, seed):
-            secondary.append(("mg", "MG vs blind [95% CI]", "mg"))
-            notes.append("MG = S_v - S_wv: a model's visual mu minus its blind mu (both submitted, the same items), "
-                         f"in points, with a paired percentile bootstrap 95% interval over the items ({n_resamples} "
-                         f"resamples, seed {seed}) and McNemar's p of visual vs blind.")
-    return Board(benchmark, data.version, data.source, metric, "items", secondary, entries,
-                 ci_method=_MCQ_CI.format(n=n_resamples, seed=seed), test_method=_MCQ_TEST,
-                 n_resamples=n_resamples, seed=seed, alpha=alpha, notes=notes)
+        _test_against_leader(entries, lambda i: mcnemar_test(entries[0].paired, entries[i].paired)["pvalue"],
+                             alpha)
+        if benchmark == "medhorizon":
+            secondary = [("fine_grained", "Fine-grained", "pct"), ("semantic_reasoning", "Semantic reasoning", "pct"),
+                         ("invalid", "Invalid/missing", "count")]
+            metric, notes = "Overall accuracy", []
+        else:
+            secondary = [("perception", "Perception", "pct"), ("reasoning", "Reasoning (no SM)", "pct"),
+                         ("invalid", "Invalid/missing", "count")]
+            metric = "μ (MCQ + TO)"
+            notes = ["SM (sequence summarization) is judged by an LLM separately and is not part of mu."]
+            if _multimodal_gains(entries, n_resamples, seed):
+                secondary.append(("mg", "MG vs blind [95% CI]", "mg"))
+                notes.append("MG = S_v - S_wv: a model's visual mu minus its blind mu (both submitted, the same "
+                             f"items), in points, with a paired percentile bootstrap 95% interval over the items "
+                             f"({n_resamples} resamples, seed {seed}) and McNemar's p of visual vs blind.")
+        board = Board(benchmark, data.version, data.source, metric, "items", secondary, entries,
+                      ci_method=_MCQ_CI.format(n=n_resamples, seed=seed), test_method=_MCQ_TEST,
+                      n_resamples=n_resamples, seed=seed, alpha=alpha, notes=notes)
+    board.paper_refused = board_problems(data)
+    if board.paper_refused:
+        board.notes.append(f"Not comparable with the {board.name} paper's published rows: "
+                           + "; ".join(board.paper_refused) + ".")
+    return board
 
 
 def _multimodal_gains(entries: list[Entry], n_resamples: int, seed: int) -> bool:
@@ -380,10 +436,5 @@ def build_leaderboard(submissions: Iterable[str | os.PathLike | Mapping], data: 
                             "are not comparable")
     if problems:
         raise DataError(problems, source="leaderboard: refused, invalid submission(s)")
-    boards = [_board(b, data[b], valid[b], n_resamples, seed, alpha) for b in BENCHMARKS if b in valid]
-    for board in boards:
-        board.paper_refused = board_problems(data[board.benchmark])
-        if board.paper_refused:
-            board.notes.append(f"Not comparable with the {board.name} paper's published rows: "
-                               + "; ".join(board.paper_refused) + ".")
-    return boards
+    return [rank_board(b, data[b], [score_entry(s, data[b], n_resamples=n_resamples, seed=seed) for s in valid[b]],
+                       n_resamples=n_resamples, seed=seed, alpha=alpha) for b in BENCHMARKS if b in valid]

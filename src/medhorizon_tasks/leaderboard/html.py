@@ -19,7 +19,7 @@ from html import escape
 from .build import Board
 from .tables import board_footnote, default_title, link_url, table_rows
 
-__all__ = ["render_html", "default_title"]
+__all__ = ["render_html", "default_title", "board_section", "PAGE_CSS", "SORT_JS"]
 
 # The table must fit a laptop screen (about 1,400 px) without scrolling sideways: headers and text cells
 # wrap at spaces and after the punctuation that joins the parts of a name (- _ / . @, marked <wbr>), never
@@ -87,6 +87,9 @@ _MODEL, _HEADLINE, _N, _SIG = 1, 5, 6, 7
 _CELL_CLASSES = {1: ["model"], 2: ["text"], 3: ["text", "proto"], 4: ["date"], 7: ["sig"]}
 
 
+PAGE_CSS, SORT_JS = _CSS, _JS  # the served board's pages use the same style and sorting
+
+
 _JOINERS = re.compile(r"([-_/.@])(?=[^\s])")
 
 
@@ -102,7 +105,7 @@ def _value_attr(value) -> str:
     return f' data-value="{float(value):.10g}"'
 
 
-def _board_html(board: Board) -> str:
+def _board_html(board: Board, entry_href=None) -> str:
     head, rows = table_rows(board)
     n_fixed = len(head) - len(board.secondary)
     out = [f'<section id="{escape(board.benchmark)}">', f"<h2>{escape(board.name)}</h2>",
@@ -133,7 +136,12 @@ def _board_html(board: Board) -> str:
                 cell = _headline_cell(text)
             if i == _MODEL:
                 url = link_url(m.get("url"))
-                if url is not None:
+                page = entry_href(e) if entry_href is not None else None
+                if page is not None:  # served: the name opens the entry's page, its url is a link of its own
+                    cell = f'<a href="{escape(page, quote=True)}">{cell}</a>'
+                    if url is not None:
+                        cell += f' <a class="ext" href="{escape(url, quote=True)}" rel="nofollow noopener">&#8599;</a>'
+                elif url is not None:
                     cell = f'<a href="{escape(url, quote=True)}">{cell}</a>'
                 # the block caps the column's width: a long name wraps instead of squeezing every other column
                 cell = f"<div>{cell}</div>"
@@ -171,6 +179,12 @@ def _paper_html(paper) -> str:
                    + "</tr>")
     out += ["</tbody></table></div>", f'<p class="foot">{escape(PAPER_NOTE)}</p>', "</section>"]
     return "\n".join(out)
+
+
+def board_section(board: Board, entry_href=None) -> str:
+    """One board's ``<section>``: its table (the model names linking to ``entry_href(entry)`` when given, as
+    the submission service's board does) and its footnote."""
+    return _board_html(board, entry_href)
 
 
 def render_html(boards: list[Board], title: str | None = None, paper=None) -> str:

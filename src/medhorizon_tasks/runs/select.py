@@ -5,8 +5,9 @@ For every video of the MedHorizon items: its candidate frames (the ``fps`` grid 
 and embedded once by the scorer (:mod:`medhorizon_tasks.adapters.encoders.scorers`); for a dual encoder
 each question of the video is embedded once and a frame's relevance to a question is the cosine of the
 two; a matching head (``score_pairs``) scores every frame-question pair from the same decoded block. Every selector then picks each item's frames at every budget
-(:func:`~medhorizon_tasks.core.selectors.plan_selection`), the uniform baseline on the same candidates
-beside them. With ``needle`` (the synthetic benchmark) the selected frames are decoded and shown to the
+(:func:`~medhorizon_tasks.core.selectors.plan_selection`; a selector's answer is checked there, and a bad one
+ends the run with one message naming the selector and the video, before anything of that video is journaled),
+the uniform plan of each budget (the ``medhorizon_frames<N>`` tasks' plan) beside them. With ``needle`` (the synthetic benchmark) the selected frames are decoded and shown to the
 needle probe (:func:`~medhorizon_tasks.data.synthetic.probes.needle_answer`) with the task's prompt,
 and its answer is scored by the package's rule.
 
@@ -17,6 +18,11 @@ selectors with their versions, budgets, fps, frame size, precision), the file's 
 questions; a killed run, rerun, redoes only unfinished videos; the process that finds every video
 journaled writes the outputs (:mod:`.select_outputs`). A video that cannot be read is an error of its
 items (no selection, counted), never a silent uniform plan.
+
+The outputs are "up to date" only when they are what this run wrote: ``journal/merged.json`` records the
+run's digest and each output file's identity (:func:`~medhorizon_tasks.core.file_identity.file_identity`,
+all of its bytes); a file edited, replaced or removed since is written again from the journal, and the
+rerun says which.
 """
 
 from __future__ import annotations
@@ -35,15 +41,16 @@ from ..benchmarks.medhorizon.release import Item
 from ..benchmarks.medhorizon.scoring import score_item
 from ..benchmarks.surghi.zeroshot import as_embeddings, cosine_scores
 from ..benchmarks.videos import VideoCheckCache
-from ..core.errors import VideoError
+from ..core.errors import DataError, VideoError
+from ..core.file_identity import file_identity
 from ..core.journal import Journal, request_key, run_identity
-from ..core.safeio import atomic_write_json
+from ..core.safeio import atomic_write_json, read_json
 from ..core.sampling import FramePlan, fps_candidates
-from ..core.selectors import UniformSelect, plan_selection
+from ..core.selectors import UniformSelect, plan_selection, relevance_scale
 from ..core.video.decode import decode_plan
 from ..core.video.prepared import DEFAULT_MAX_SIDE
 from .select_outputs import FILES, selection_key, write_outputs
-from .zeroshot import _marker_digest, already_reported, shard_from_env
+from .zeroshot import already_reported, shard_from_env
 
 __all__ = ["SelectJob", "selection_key", "run", "shard_from_env"]
 
@@ -68,8 +75,10 @@ class SelectJob:
     recall: bool = False
     shard: tuple[int, int] = (0, 1)
     progress: bool = True
+    scale: str = ""  # what the scorer's relevance is (core.selectors.relevance_scale); "" = ask the scorer
 
     def __post_init__(self):
+        self.scale = self.scale or relevance_scale(self.scorer)
         budgets = sorted({s.budget for s in self.selectors})
         have = {selection_key(s.name, s.budget) for s in self.selectors}
         self.selectors = list(self.selectors) + [UniformSelect(b) for b in budgets
@@ -81,7 +90,7 @@ class SelectJob:
                 + request_key(dict(sorted(getattr(s, "__dict__", {}).items())))[:12] for s in self.selectors]
         return run_identity(self.scorer_spec, self.scorer_args, selectors=sels, fps=self.fps,
                             device=self.device.split(":")[0], dtype=self.dtype, batch_size=self.batch_size,
-                            max_side=self.max_side, needle=self.needle)
+                            max_side=self.max_side, needle=self.needle, relevance_scale=self.scale)
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,8 @@ def select_video(job: SelectJob, unit: VideoUnit) -> dict:
         for q, it in enumerate(items):
             per: dict[str, dict] = {}
             for sel in job.selectors:
-                plan = plan_selection(meta, sel, scores[:, q], emb, job.fps)
+                plan = plan_selection(meta, sel, scores[:, q], emb, job.fps, video=f"{unit.video_key} (item {it.uid})",
+                                      scale=job.scale)
                 rec = {"indices": list(plan.indices), "timestamps": list(plan.timestamps), "policy": plan.policy}
                 if job.needle:
                     rec["needle_correct"] = _needle(path, meta, plan, it, job, index)
@@ -201,10 +211,40 @@ def run(job: SelectJob) -> dict | None:
             return None
         digest = request_key(ident, [keys[u] for u in units], job.recall)
         marker = folder / "merged.json"
-        if _marker_digest(marker) == digest and all((job.out / f).is_file() for f in FILES(job)):
+        names = FILES(job)
+        written_digest, written = _marker(marker)
+        changed = [] if written_digest != digest else _changed_outputs(job.out, names, written)
+        if written_digest == digest and not changed:
             if already_reported(job.shard, this_run):
                 return None
             return {"already_written": True, "this_run": this_run}
         summary = write_outputs(job, units, {u: journal.get(keys[u]) for u in units}, description, this_run)
-        atomic_write_json(marker, {"digest": digest})
+        atomic_write_json(marker, {"digest": digest, "files": {n: file_identity(job.out / n) for n in names}})
+        if changed:
+            summary["rewritten"] = changed
         return summary
+
+
+def _marker(path: Path) -> tuple[str | None, dict]:
+    """``(digest, {file: identity})`` of the outputs the last merge wrote (``(None, {})``: none, or a damaged
+    marker: the outputs are then simply written again)."""
+    if not path.is_file():
+        return None, {}
+    try:
+        value = read_json(path)
+    except DataError:
+        return None, {}
+    if not isinstance(value, dict):
+        return None, {}
+    files = value.get("files")
+    return value.get("digest"), files if isinstance(files, dict) else {}
+
+
+def _changed_outputs(out: Path, names: list[str], written: dict) -> list[str]:
+    """The outputs that are not what the run wrote: missing, or other bytes than the identity it recorded."""
+    changed = []
+    for n in names:
+        path = out / n
+        if not path.is_file() or written.get(n) is None or file_identity(path) != written[n]:
+            changed.append(n)
+    return changed

@@ -1,11 +1,14 @@
 """What a ``select`` run writes into ``--out``:
 
 * ``selection-<selector>-<budget>.jsonl``: one row per item (the items' order): ``uid``, ``video_key``,
-  ``selector``, ``selector_version``, ``budget``, ``scorer``, ``fps`` (of the candidates), ``policy`` (the
+  ``selector``, ``selector_version``, ``selector_settings`` (every parameter, e.g. ViLAMP's
+  ``max_candidates``), ``budget``, ``scorer``, ``scorer_output`` (what its relevance is: ``probability``,
+  ``cosine``...), ``relevance`` (``raw``, or ``minmax``: normalised per video, see
+  :func:`~medhorizon_tasks.core.selectors.relevance_for`), ``fps`` (of the candidates), ``policy`` (the
   plan's, with any fallback taken), ``indices`` (frame indices of the video file) and ``timestamps``
-  (seconds); an item whose video could not be read has ``error`` and no frames. The uniform baseline on
-  the same candidates is written beside every budget (``selection-uniform-<budget>.jsonl``). The task
-  variants (``medhorizon_aks128`` ...) read these files.
+  (seconds); an item whose video could not be read has ``error`` and no frames. The uniform plan of every
+  budget (the ``medhorizon_frames<N>`` tasks' plan) is written beside (``selection-uniform-<budget>.jsonl``).
+  The task variants (``medhorizon_aks128`` ...) read these files and check their selector and budget.
 * ``select.json``: the run's identity, the files, per selection its evidence recall (with ``--recall``:
   overall, by family, by task; :mod:`medhorizon_tasks.benchmarks.medhorizon.evidence_recall`) and the
   needle probe's accuracy (synthetic benchmark), the video errors;
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from ..benchmarks.medhorizon.evidence_recall import evidence_recall, format_recall
 from ..core.safeio import atomic_write_json, atomic_write_jsonl
+from ..core.selectors import relevance_mode, selector_settings
 from ..core.text import pct
 
 __all__ = ["FILES", "selection_key", "write_outputs", "summary_lines"]
@@ -52,11 +56,14 @@ def write_outputs(job, units, records: dict, identity: dict, this_run: dict) -> 
     for sel in job.selectors:
         key = selection_key(sel.name, sel.budget)
         rows, shown, needle = [], {}, []
+        settings = selector_settings(sel)
+        relevance = relevance_mode(sel, job.scale)
         for it in job.items:
             got = by_uid[it.uid]["rec"]
             base = {"uid": it.uid, "video_key": it.video_key, "selector": sel.name,
-                    "selector_version": getattr(sel, "version", "?"), "budget": sel.budget,
-                    "scorer": job.scorer_spec, "fps": job.fps}
+                    "selector_version": getattr(sel, "version", "?"), "selector_settings": settings,
+                    "budget": sel.budget, "scorer": job.scorer_spec, "scorer_output": job.scale,
+                    "relevance": relevance, "fps": job.fps}
             if got["error"]:
                 rows.append({**base, "error": got["error"]})
                 needle.append(False)
@@ -68,8 +75,8 @@ def write_outputs(job, units, records: dict, identity: dict, this_run: dict) -> 
                 needle.append(bool(s["needle_correct"]))
         atomic_write_jsonl(out / f"selection-{key}.jsonl", rows)
         entry: dict = {"selector": sel.name, "budget": sel.budget, "describe": sel.describe(),
-                       "version": getattr(sel, "version", "?"), "file": f"selection-{key}.jsonl",
-                       "fallbacks": _fallbacks(rows)}
+                       "version": getattr(sel, "version", "?"), "settings": settings, "file": f"selection-{key}.jsonl",
+                       "scorer_output": job.scale, "relevance": relevance, "fallbacks": _fallbacks(rows)}
         if job.recall:
             entry["recall"] = evidence_recall(job.items, shown)
         if job.needle:
@@ -106,7 +113,9 @@ def summary_lines(summary: dict) -> list[str]:
                          f"({e['needle_correct']}/{summary['items']})")
         fb = ", ".join(f"{n} x {k}" for k, n in e["fallbacks"].items())
         lines.append(f"{key}: " + ("; ".join(parts) or f"selection written to {e['file']}")
-                     + (f" [fallbacks: {fb}]" if fb else ""))
+                     + (f" [fallbacks: {fb}]" if fb else "")
+                     + (f" [relevance min-max normalised per video: the scorer's {e.get('scorer_output')} is not a "
+                        "probability]" if e.get("relevance") == "minmax" else ""))
     if summary["video_errors"]:
         lines.append(f"video errors ({len(summary['video_errors'])}): " + "; ".join(summary["video_errors"][:5]))
     return lines

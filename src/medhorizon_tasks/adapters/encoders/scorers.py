@@ -7,10 +7,15 @@ what the selectors that compare frames (WFS-SB's MMR, ViLAMP's suppression) comp
 
 * a name registered under the entry-point group :data:`SCORER_GROUP` (``synthetic_probe``: the code-reading
   probe of the synthetic MedHorizon benchmark, :class:`~medhorizon_tasks.data.synthetic.probe_scorer.TagProbe`);
-* ``hf-itm:ID_OR_FOLDER``: an image-text matching head (BLIP ITM, AKS's default), :class:`~.itm.ItmScorer`:
-  relevance = the head's match probability of each frame-question pair;
+* ``hf-itm:ID_OR_FOLDER``: an image-text matching head (BLIP ITM, AKS's default; BLIP-2 ITM, WFS-SB's),
+  :class:`~.itm.ItmScorer`: relevance = the head's match probability of each frame-question pair;
 * anything ``surghi zeroshot --encoder`` takes (``open_clip:ViT-B-32/openai``, ``hf:ID_OR_FOLDER``,
   ``module:Class``, a name of ``medhorizon_tasks.zeroshot_encoders``), see :func:`~.load_encoder`.
+
+A scorer whose relevance is a probability in [0, 1] says so with ``relevance_scale = "probability"`` (the
+matching heads do); any other is taken as not one (a dual encoder's cosine), and WFS-SB, released on
+probabilities, then gets it min-max normalised per video
+(:func:`~medhorizon_tasks.core.selectors.relevance_for`).
 """
 
 from __future__ import annotations

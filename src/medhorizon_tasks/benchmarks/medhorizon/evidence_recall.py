@@ -101,12 +101,13 @@ def uniform_timestamps(items: Sequence[Item], policy) -> dict[str, tuple[float, 
 
 
 def recall_curve(items: Sequence[Item], shown_at: Mapping[int, Mapping[str, Sequence[float]]]) -> list[dict]:
-    """``[{"budget", "item_recall", "window_recall", "n_scored"}]`` for each budget of ``shown_at``."""
+    """``[{"budget", "item_recall", "window_recall", "n_scored", "n_missing"}]`` for each budget of ``shown_at``
+    (``n_missing``: localizable items shown nothing, scored as not hit)."""
     out = []
     for budget in sorted(shown_at):
         rep = evidence_recall(items, shown_at[budget])
         out.append({"budget": budget, "item_recall": rep["item_recall"], "window_recall": rep["window_recall"],
-                    "n_scored": rep["n_scored"]})
+                    "n_scored": rep["n_scored"], "n_missing": rep["n_missing"]})
     return out
 
 

@@ -175,11 +175,14 @@ SETTINGS: tuple[ModelSetting, ...] = (
     ModelSetting("vilamp", "ViLAMP", "Table 7", "128", frames=128, selector=True, source="https://github.com/steven-ccq/ViLAMP",
                  tasks="medhorizon_vilamp_select128", selection="vilamp", scorer=_CLIP_B32,
                  note="ViLAMP's differential keyframe selection (CLIP ViT-B/32, threshold 0.2, suppression 0.85) "
-                      "shown to your base model; ViLAMP's own model (its feature merging) needs its repository"),
+                      "among at most 600 of the 1 FPS frames, spread uniformly (its evaluation's cap, "
+                      "exp_vMME.py; --selector-arg max_candidates=N), shown to your base model; ViLAMP's own "
+                      "model (its feature merging) needs its repository"),
     ModelSetting("wfs_sb", "WFS-SB", "Table 7", "128", frames=128, selector=True, source="https://github.com/MAC-AutoML/WFS-SB",
-                 tasks="medhorizon_wfs128", selection="wfs_sb", scorer=_CLIP_B32,
-                 note="WFS-SB's selection (db4 wavelet clips, softmax budgets, MMR) on 1 FPS relevance from CLIP "
-                      "ViT-B/32, WFS-SB's CLIP option (its default BLIP-2 ITM head is not a scorer here), shown to "
+                 tasks="medhorizon_wfs128", selection="wfs_sb", scorer="hf-itm:Salesforce/blip2-itm-vit-g",
+                 note="WFS-SB's selection (db4 wavelet clips, softmax budgets, MMR) on the raw 1 FPS relevance "
+                      "of BLIP-2's image-text matching head (WFS-SB's default; its CLIP option, --scorer "
+                      "open_clip:ViT-B-32/openai, is min-max normalised per video, said in the rows), shown to "
                       "your base model"),
     ModelSetting("videollama3_7b", "VideoLLaMA3-7B", "Table 7", "1 FPS", fps=1, cap=128,
                  adapter="medhorizon_videollama3", model_args="pretrained=DAMO-NLP-SG/VideoLLaMA3-7B",

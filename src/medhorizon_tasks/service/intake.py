@@ -1,0 +1,176 @@
+"""From received bytes to a validated submission, or every reason it is refused; nothing here touches the web.
+
+The same checks as ``leaderboard validate`` (:func:`~..leaderboard.submission.check_submission`), after three
+that protect the server from what a hostile upload can be:
+
+* text that is not UTF-8 is refused;
+* JSON is parsed by :func:`~..core.safeio.loads_json` (no nesting beyond ``MAX_DEPTH``, no integer of more
+  digits than a float holds);
+* before parsing, the number of JSON values is bounded by what a submission of the benchmarks the server holds
+  can need (:func:`structure_limit`): a file of millions of tiny values, which would take many times its size
+  in memory once parsed, is refused before it is parsed.
+
+An uploaded samples or predictions file is made into a submission by
+:func:`~..leaderboard.submission.make_submission` (what ``leaderboard make`` does), from a temporary file whose
+name is fixed here: no text of the submitter ever becomes a path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
+from ..core.errors import DataError
+from ..core.safeio import loads_json
+from ..leaderboard.submission import Submission, check_submission, dumps_submission, make_submission
+
+__all__ = ["Intake", "Refused", "structure_limit", "read_submission_upload", "make_from_samples", "FORM_FIELDS"]
+
+# A submission needs at most this many JSON values (objects, arrays, and the values in them) per item of
+# the data: a MedHorizon/Sureon prediction is an object of 2-3 fields, a SurgHiBench one 5-7; with metadata.
+_VALUES_PER_ITEM = 12
+_VALUES_SLACK = 10_000
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+
+FORM_FIELDS = ("benchmark", "model", "size", "fps", "cap", "frames", "date", "mode", "notes", "url")
+
+
+class Refused(Exception):
+    """A refused submission: ``problems``, one line each, as ``leaderboard validate`` lists them."""
+
+    def __init__(self, problems: list[str] | str, status: int = 422):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.status = status
+        super().__init__("; ".join(self.problems))
+
+
+@dataclass
+class Intake:
+    """A valid submission ready to be kept: the value that is scored and its JSON bytes."""
+
+    value: dict
+    data: BenchmarkData
+    submission_bytes: bytes
+    kind: str                      # "submission" or "samples"
+    submission: Submission         # the validated value, as the scorers take it
+
+    @property
+    def metadata(self) -> dict:
+        return self.value["metadata"]
+
+
+def structure_limit(datas: Mapping[str, BenchmarkData]) -> int:
+    """The most JSON values a submission for any benchmark the server holds may have."""
+    return _VALUES_PER_ITEM * max((len(d.ids) for d in datas.values()), default=0) + _VALUES_SLACK
+
+
+def _count_values(body: bytes) -> int:
+    """About how many JSON values ``body`` holds: separators and openings outside strings (at C speed)."""
+    bare = _STRING.sub(b'""', body)
+    return bare.count(b",") + bare.count(b"[") + bare.count(b"{") + 1
+
+
+def held_versions(datas: Mapping[str, BenchmarkData]) -> str:
+    return "; ".join(f"{BENCHMARK_NAMES[b]} ({b}) data {datas[b].version}" for b in BENCHMARKS if b in datas)
+
+
+def _text(body: bytes, what: str) -> str:
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Refused(f"{what}: not UTF-8 text (byte {exc.start}): a submission is a UTF-8 JSON file") from None
+
+
+def _refuse_foreign(obj: Any, datas: Mapping[str, BenchmarkData]) -> BenchmarkData:
+    """The data of the submission's benchmark, or a refusal naming what this server holds."""
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    bench = meta.get("benchmark") if isinstance(meta, dict) else None
+    if isinstance(bench, str) and bench in datas:
+        return datas[bench]
+    if bench in BENCHMARKS:
+        raise Refused(f"metadata.benchmark: this server holds no {BENCHMARK_NAMES[bench]} data; it holds "
+                      f"{held_versions(datas)}")
+    # no usable benchmark: check_submission lists the problem with every other one
+    _, problems = check_submission(obj, None)
+    raise Refused(problems + [f"this server holds {held_versions(datas)}"])
+
+
+def read_submission_upload(body: bytes, datas: Mapping[str, BenchmarkData], *,
+                           what: str = "submission") -> Intake:
+    """A submission JSON as ``leaderboard make`` writes it, checked as ``leaderboard validate`` checks it."""
+    if not body.strip():
+        raise Refused(f"{what}: empty")
+    if _count_values(body) > structure_limit(datas):
+        raise Refused(f"{what}: more JSON values than any submission to this server can hold (at most "
+                      f"{structure_limit(datas):,}): refused before reading it", status=413)
+    try:
+        obj = loads_json(_text(body, what), source=what)
+    except DataError as exc:
+        raise Refused(exc.problems) from None
+    return _checked(obj, datas, body, "submission")
+
+
+def _checked(obj: Any, datas: Mapping[str, BenchmarkData], body: bytes, kind: str) -> Intake:
+    data = _refuse_foreign(obj, datas)
+    sub, problems = check_submission(obj, data)
+    if problems:
+        if any(p.startswith("metadata.data_version") for p in problems):
+            problems.append(f"this server holds {held_versions(datas)}")
+        raise Refused(problems)
+    return Intake(obj, data, body, kind, sub)
+
+
+def looks_like_submission(body: bytes) -> bool:
+    """Whether an upload is a submission JSON (an object with ``"format"``) rather than samples / predictions."""
+    head = body.lstrip()[:4096]
+    return head.startswith(b"{") and b'"format"' in head and b"medhorizon-tasks-submission" in head
+
+
+def _number(form: Mapping[str, str], key: str, kind: type):
+    value = (form.get(key) or "").strip()
+    if not value:
+        return None
+    try:
+        return kind(value)
+    except ValueError:
+        raise Refused(f"{key}: expected {'a whole number' if kind is int else 'a number'}, got {value!r}") from None
+
+
+def make_from_samples(body: bytes, form: Mapping[str, str], datas: Mapping[str, BenchmarkData], *,
+                      filename: str | None = None) -> Intake:
+    """A submission made from an uploaded samples / predictions file and the form's metadata fields."""
+    bench = (form.get("benchmark") or "").strip()
+    if bench not in datas:
+        raise Refused(f"benchmark: choose one this server holds ({', '.join(b for b in BENCHMARKS if b in datas)}), "
+                      f"got {bench!r}")
+    missing = [k for k in ("model", "size") if not (form.get(k) or "").strip()]
+    if missing:
+        raise Refused([f"{k}: required with a samples or predictions file" for k in missing])
+    if _count_values(body) > structure_limit(datas):
+        raise Refused(f"file: more JSON values than any submission to this server can hold (at most "
+                      f"{structure_limit(datas):,}): refused before reading it", status=413)
+    _text(body, "file")
+    data = datas[bench]
+    # a fixed name in a private folder: the submitter's file name only chooses between two endings
+    suffix = ".csv" if bench == "surghi" and (filename or "").lower().endswith(".csv") else ".jsonl"
+    with tempfile.TemporaryDirectory(prefix="mh-upload-") as tmp:
+        path = Path(tmp) / f"upload{suffix}"
+        path.write_bytes(body)
+        try:
+            sub = make_submission(data, path, model=form["model"].strip(), size=form["size"].strip(),
+                                  fps=_number(form, "fps", float), cap=_number(form, "cap", int),
+                                  frames=_number(form, "frames", int), date=(form.get("date") or "").strip() or None,
+                                  mode=(form.get("mode") or "").strip() or None,
+                                  notes=(form.get("notes") or "").strip() or None,
+                                  url=(form.get("url") or "").strip() or None)
+        except DataError as exc:
+            # the temporary file's name means nothing to the submitter
+            raise Refused([p.replace(str(path), "the uploaded file") for p in exc.problems]) from None
+    text = dumps_submission(sub)
+    return _checked(json.loads(text), datas, text.encode("utf-8"), "samples")
