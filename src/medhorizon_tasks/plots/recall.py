@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from .canvas import _LINESTYLES, _MARKERS, _figure_legend, _new_figure, _save, _styles
+from .canvas import _LINESTYLES, _MARKERS, _figure_legend, _new_figure, _styles
 
 __all__ = ["build_recall", "plot_recall", "coinciding"]
 
@@ -72,5 +72,13 @@ def build_recall(curves: Mapping[str, Sequence[tuple[int, float]]], *, title: st
 
 
 def plot_recall(curves: Mapping[str, Sequence[tuple[int, float]]], out_path, *, title: str | None = None) -> Path:
-    """:func:`build_recall`, written as a PNG."""
-    return _save(build_recall(curves, title=title), out_path)
+    """:func:`build_recall`, written as a PNG (without the "Software" chunk: the same curves give the same bytes
+    whatever matplotlib wrote them, as ``select`` compares its outputs with what it wrote)."""
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig = build_recall(curves, title=title)
+    try:
+        fig.savefig(out, format="png", metadata={"Software": None})
+    finally:
+        fig.clear()
+    return out
