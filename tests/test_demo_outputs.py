@@ -99,3 +99,26 @@ def test_labels_prefix_a_bundles_series(demo_reports):
     out, rows = demo_reports
     figs = build_files([out / "report.json"], labels=["run 1"])
     assert list(bars(figs["per_task"].axes[0])) == [f"run 1: {label}" for label in rows]
+
+
+def test_the_demo_says_what_each_number_it_prints_is(demo_reports):
+    """Issue 39 item 5: invalid, the two answer rules and the two kinds of interval, each in a short line,
+    with this run's values; docs/getting-started.md says the same."""
+    from pathlib import Path
+
+    from medhorizon_tasks.commands.jobs.demo import LEADERBOARD_LEGEND, legend_lines
+
+    _, rows = demo_reports
+    lines = legend_lines(rows)
+    uniform, text, oracle = (rows[label]["report"]["overall"] for label in (ROWS[2][0], ROWS[1][0], ROWS[3][0]))
+    lo, hi = uniform["ci95"]
+    said = "\n".join(lines)
+    assert f"Wilson score interval of Ov. (a formula over the n items: {100 * lo:.1f}-{100 * hi:.1f} at cap 64)" in said
+    assert f"{uniform['invalid']} at cap 64, {text['invalid']} text-only (no frames), {oracle['invalid']} on the " \
+           "evidence frames" in said and "declines when none of its frames shows the question's evidence" in said
+    assert "default rule: the answer reading that scores here" in said
+    assert f"authors' rule: shown beside it" in said and f"({100 * uniform['accuracy_authors']:.1f}% at cap 64)" in said
+    assert "percentile bootstrap over the items" in LEADERBOARD_LEGEND[1] and "not the Wilson" in LEADERBOARD_LEGEND[1]
+    page = " ".join((Path(__file__).parents[1] / "docs" / "getting-started.md").read_text().split())
+    for phrase in ("`invalid=20`", "declines", "default rule", "authors' rule", "Wilson", "percentile bootstrap"):
+        assert phrase in page, phrase

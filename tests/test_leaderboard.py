@@ -444,8 +444,8 @@ def test_build_medhorizon_ranks_cis_and_tests(tmp_path, data):
 
     md = T.format_markdown([board], "Test board")
     assert "## MedHorizon" in md
-    assert "| 1 | [Perfect](https://example.org/perfect) | 7B | 1 fps, cap 64 | 2025-06-30 | 100.0 [100.0, 100.0] " \
-           "| 52 items | — (leader) |" in md
+    assert "| 1 | [Perfect](https://example.org/perfect) | 7B | 1 fps, cap 64 | 2025-06-30 | 100.0 [100.0, 100.0], " \
+           "Wilson [93.1, 100.0] | 52 items | — (leader) |" in md
     assert "| 2 | Almost | 7B | 1 fps, cap 64 | 2025-06-30 | 98.1 [" in md and "| no (p=1.000) |" in md
     assert "| 3 | Half | 7B | 32 frames |" in md
     assert f"Data version {d.version}; 4 entries." in md

@@ -118,7 +118,7 @@ def test_leaderboard_page_opens_in_headless_chromium(tmp_path):
     mh_rows = [(html.unescape(m), cells(r)) for m, r in rows["medhorizon"]]
     assert [m for m, _ in mh_rows] == ["Perfect-VL", "Half-VL", "Evil <script>document.title='pwned'</script>"]
     perfect, half, evil = (c for _, c in mh_rows)
-    assert perfect[:3] == ["1", "Perfect-VL", "7B"] and perfect[5] == "100.0 [100.0, 100.0]"
+    assert perfect[:3] == ["1", "Perfect-VL", "7B"] and perfect[5].startswith("100.0 [100.0, 100.0], Wilson [9")
     assert perfect[7] == "— (leader)"
     e = boards[0].entries[1]
     assert half[5] == f"50.0 [{100 * e.ci[0]:.1f}, {100 * e.ci[1]:.1f}]" and half[6] == "52 items"
@@ -214,7 +214,7 @@ def test_page_fits_1400_px_and_carries_its_title(tmp_path, wide_boards, capsys):
     assert main(["leaderboard", "build", *map(str, paths), *data, "--out", str(tmp_path / "board"),
                  "--title", title]) == 0
     page = tmp_path / "board" / "leaderboard.html"
-    dom = dump_dom(page, tmp_path / "profile", "--window-size=1400,900")
+    dom = dump_dom(page, tmp_path / "profile", "--window-size=1400,900").replace("<wbr>", "")  # break points
     shown = html.escape(title, quote=False)
     assert f"<title>{shown}</title>" in dom and re.search(rf"<h1>{re.escape(shown)}</h1>", dom)
     assert LONG_NAME in dom and len(re.findall(r'<table class="board"', dom)) == 3
@@ -254,3 +254,46 @@ def test_default_title_names_the_benchmarks(tmp_path, wide_boards, capsys):
     assert default_title(boards) == "MedHorizon leaderboard"
     assert "<h1>MedHorizon leaderboard</h1>" in render_html(boards)
     assert "<h1>My board</h1>" in render_html(boards, title="My board")
+
+
+# Written into a copy of the page: every run of non-space text (between break opportunities) that the layout
+# put on more than one line, in a table cell or header.
+BROKEN_WORDS = """<script>window.addEventListener("load", function () {
+  var broken = [];
+  document.querySelectorAll("table.board td, table.board th").forEach(function (cell) {
+    var walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), node;
+    while ((node = walker.nextNode())) {
+      var re = /\\S+/g, m;
+      while ((m = re.exec(node.data))) {
+        var r = document.createRange();
+        r.setStart(node, m.index);
+        r.setEnd(node, m.index + m[0].length);
+        var tops = {};
+        Array.prototype.forEach.call(r.getClientRects(), function (b) { if (b.width > 0) tops[Math.round(b.top)] = 1; });
+        if (Object.keys(tops).length > 1) broken.push(m[0]);
+      }
+    }
+  });
+  document.body.setAttribute("data-broken", JSON.stringify(broken));
+});</script>"""
+
+
+def test_no_cell_breaks_inside_a_word_at_any_width(tmp_path, wide_boards, capsys):
+    """Issue 39 item 8: "synthetic_prob/e", "unkn/own": a cell wraps at spaces and between the parts of a
+    name, or the table scrolls in its box; never inside a word. Checked in the browser's own layout."""
+    paths, data = wide_boards
+    mh = D.load_benchmark_data("medhorizon", write_jsonl(tmp_path / "release2.jsonl", release_records()))
+    demo_like = S.write_submission(mcq_submission(mh, "synthetic_probe", lambda i: i % 3 == 0, size="unknown"),
+                                   tmp_path / "demo_like.json")
+    assert main(["leaderboard", "build", *map(str, paths), str(demo_like), *data, "--out",
+                 str(tmp_path / "board")]) == 0
+    page = tmp_path / "board" / "leaderboard.html"
+    for width in (1400, 1000, 700, 480):
+        probe = page.with_name(f"broken-{width}.html")
+        probe.write_text(page.read_text(encoding="utf-8").replace("</body>", BROKEN_WORDS + "</body>"),
+                         encoding="utf-8")
+        dom = dump_dom(probe, tmp_path / "profile", f"--window-size={width},900", "--virtual-time-budget=5000")
+        found = re.search(r'data-broken="([^"]*)"', dom)
+        assert found, "the measuring script did not run"
+        assert json.loads(html.unescape(found.group(1))) == [], f"words broken at {width} px"
+    assert "synthetic_<wbr>probe" in page.read_text(), "a name wraps between its parts"

@@ -104,3 +104,32 @@ def test_oracle_reports_count_and_list_the_items_that_fell_back(odd_evidence, tm
     rc, out = _check(capsys, odd_evidence)
     assert "warning: 1 item(s) have local, proxy or no evidence support but no evidence windows the loader could " \
            "read; in oracle mode they fall back to the 1 FPS + cap rule: items 2" in out
+
+
+def test_the_embedded_synthetic_benchmark_is_named_as_such_in_one_line(synthetic, tmp_path):
+    """Issue 39 item 4: `check --synthetic` and the leaderboard's notes call the embedded data what it is,
+    in one line, instead of a partial download followed by twenty lines of counts."""
+    import subprocess
+    import sys
+
+    name = "the embedded synthetic benchmark (88 items over 16 videos), not the release"
+    r = subprocess.run([sys.executable, "-m", "medhorizon_tasks.commands.main", "check", "--benchmark", "medhorizon",
+                        "--synthetic", "--no-videos"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"note: this is {name}: its scores test the pipeline" in r.stdout
+    assert "partial download" not in r.stdout and "subset" not in r.stdout and "\n  - " not in r.stdout
+    check = check_release(load_release(synthetic.data_path))
+    assert check.synthetic and len(check.warnings()) == 1
+
+    from medhorizon_tasks.benchmarks.data import load_benchmark_data
+    from medhorizon_tasks.leaderboard import build_leaderboard, make_submission
+
+    data = load_benchmark_data("medhorizon", synthetic.data_path)
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps({"uid": it.uid, "prediction": it.answer}) + "\n" for it in data.items))
+    (board,) = build_leaderboard([make_submission(data, preds, model="m", size="7B", fps=1, cap=64)],
+                                 {"medhorizon": data}, n_resamples=20)
+    assert board.notes[-1] == f"Not comparable with the MedHorizon paper's published rows: the data are {name}."
+    # a release that is short of items keeps its subset warning and its counts
+    short = check_release(load_release(write_release(tmp_path / "r.jsonl", published_items()[:-3])))
+    assert not short.synthetic and short.subset and "subset of the published release" in short.warnings()[0]

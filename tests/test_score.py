@@ -89,7 +89,11 @@ def test_json_contract(release, tmp_path, capsys):
     assert list(rep["by_task"]) == TASKS
     assert rep["by_task"]["PR"] == {"accuracy": 1.0, "correct": 2, "n": 2, "invalid": 0, "missing": 0, "errors": 0,
                                     "request_errors": 0, "refused": 0, "truncated": 0,
-                                    "accuracy_authors": 1.0, "correct_authors": 2, "rules_disagree": 0}
+                                    "accuracy_authors": 1.0, "correct_authors": 2, "rules_disagree": 0,
+                                    "ci95": pytest.approx(list(proportion_confint(2, 2, method="wilson"))),
+                                    "ci_method": "wilson"}
+    assert rep["by_family"]["fine_grained"]["ci95"] == pytest.approx(list(proportion_confint(
+        rep["by_family"]["fine_grained"]["correct"], rep["by_family"]["fine_grained"]["n"], method="wilson")))
     assert rep["extraction"] == "default"
     assert (o["accuracy_authors"], o["correct_authors"], o["rules_disagree"]) == (pytest.approx(4 / 26), 4, 0)
     assert rep["by_task"]["LA"]["missing"] == 1 and rep["by_task"]["CPR"]["invalid"] == 1

@@ -358,7 +358,8 @@ def test_report_exact_json_keys(items):
     assert all(set(v) == summary_keys for v in rep["by_category"].values())
     assert set(rep["sm"]) == {"accuracy", "correct", "n", "judged", "not_judged", "invalid", "request_errors",
                               "refused", "truncated", "judge"}
-    assert set(rep["mg"]) == {"overall", "by_category"}
+    assert set(rep["mg"]) == {"overall", "by_category", "ci95_bootstrap", "pvalue", "n", "ci_method",
+                              "by_category_ci95", "by_category_pvalue"}
     assert all(isinstance(v, float) for v in rep["mg"]["by_category"].values())
     assert json.loads(json.dumps(rep)) == rep
     assert "mg" not in S.report(run(items, VISUAL), n_resamples=NR)

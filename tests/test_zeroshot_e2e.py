@@ -305,3 +305,41 @@ def test_the_readme_example_encoder_runs_as_written(surghi_sample, tmp_path, cap
     z = rep["zeroshot"]
     assert z["kind"] == "video" and z["setting"]["similarity"] == "lorentz" and z["setting"]["curvature"] == 0.815
     assert z["frames"]["clips_encoded"] == 6 * 16 and z["frames"]["decoded"] == 360
+
+
+def test_nearly_constant_predictions_are_warned_with_their_share(hf_run, surghi_sample):
+    """Issue 38 item 12: a randomly initialised CLIP gives one label to most frames of a dataset with several;
+    the report says so, with the share, for each dataset and level where that happens (and only there)."""
+    from collections import Counter
+
+    proc, out = hf_run
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ann = _annotations(surghi_sample)
+    preds = _lines(out / "predictions.jsonl")
+    expected = []
+    for level in ("phase", "step"):
+        for ds in sorted({a["dataset"] for a in ann}):
+            got = Counter(p[level] for p in preds if p["dataset"] == ds)
+            truth = Counter(a[level] for a in ann if a["dataset"] == ds)
+            label, k = got.most_common(1)[0]
+            n, top = sum(got.values()), truth.most_common(1)[0][1] / sum(truth.values())
+            line = f"warning: {ds} {level}s: {k} of {n} frames ({100 * k / n:.0f}%) are labelled {label!r}"
+            expected.append((line, k / n > 0.5 and k / n > top))
+    assert any(warned for _, warned in expected), "the tiny random CLIP gives nearly constant labels"
+    for line, warned in expected:
+        assert (line in proc.stdout) == warned, line
+    assert "the predictions are nearly constant" in (out / "report.txt").read_text()
+
+
+def test_constant_warnings_only_where_one_label_outweighs_the_annotations():
+    from medhorizon_tasks.benchmarks.surghi.frames import FrameRow
+    from medhorizon_tasks.runs.zeroshot_outputs import constant_block, constant_warnings
+
+    rows = [FrameRow("D", "v", i, "P1" if i < 6 else "P2", "s") for i in range(10)]
+    mostly = [{"phase": "P1" if i < 9 else "P2", "step": "s"} for i in range(10)]
+    block = constant_block(rows, mostly)
+    assert block == {"D": {"phases": {"label": "P1", "frames": 9, "of": 10, "share": 0.9, "annotated_share": 0.6}}}
+    (line,) = constant_warnings(block)
+    assert line.startswith("warning: D phases: 9 of 10 frames (90%) are labelled 'P1'") and "covers 60%" in line
+    # as often as the annotations have it: a right answer, not a constant one; one step class: nothing to say
+    assert constant_warnings(constant_block(rows, [{"phase": r.phase, "step": "s"} for r in rows])) == []

@@ -59,6 +59,25 @@ def register_open_clip(folder: Path) -> str:
     return OPEN_CLIP_NAME
 
 
+def build_open_clip_dir(folder: Path, seed: int = 0) -> Path:
+    """A tiny random open_clip model saved in open_clip's own folder layout (``open_clip_config.json`` with
+    ``model_cfg`` and ``preprocess_cfg``, weights in ``open_clip_pytorch_model.bin``): what a Hub snapshot of
+    an open_clip model holds, read offline with ``open_clip:local-dir:FOLDER``."""
+    import open_clip
+    import torch
+
+    folder.mkdir(parents=True, exist_ok=True)
+    register_open_clip(folder / "_config")
+    torch.manual_seed(seed)
+    model = open_clip.create_model(OPEN_CLIP_NAME)
+    torch.save(model.state_dict(), folder / "open_clip_pytorch_model.bin")
+    (folder / "open_clip_config.json").write_text(json.dumps({
+        "model_cfg": OPEN_CLIP_CFG,
+        "preprocess_cfg": {"mean": [0.48145466, 0.4578275, 0.40821073], "std": [0.26862954, 0.26130258, 0.27577711],
+                           "interpolation": "bicubic", "resize_mode": "shortest"}}))
+    return folder
+
+
 class FrameProjection:
     """``kind="image"``: a frame's embedding is ``P @ thumbnail`` (its 8x8 grey thumbnail, a fixed ``P``); a text's,
     a fixed random vector per text."""

@@ -53,11 +53,13 @@ def _norm(name: str) -> str:
 def data_problems(benchmark: str, items: list) -> list[str]:
     """Why ``items`` (MedHorizon release items, Sureon items) are not the paper's data; empty when they are."""
     if benchmark == "medhorizon":
-        from .medhorizon.release_check import PUBLISHED, check_release
+        from .medhorizon.release_check import PUBLISHED, check_release, synthetic_description
 
         check = check_release(items)
         if check.matches:
             return []
+        if check.synthetic:
+            return [f"the data are {synthetic_description(check.n_items, check.n_videos)}"]
         subset = " (every count at or below the published one: a partial download, or other items)"
         return [f"the data are not the published release: {check.n_items:,} items over {check.n_videos:,} videos, "
                 f"published {PUBLISHED['items']:,} over {PUBLISHED['videos']:,} (paper Table 3; first difference: "

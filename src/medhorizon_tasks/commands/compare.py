@@ -66,12 +66,17 @@ def _cmd_compare(args) -> int:
     labels = args.labels.split(",") if args.labels else [Path(r).stem for r in args.runs]
     if len(labels) != len(args.runs) or len(set(labels)) != len(labels):
         raise MedHorizonError("--labels must give one distinct name per run")
-    runs = {}
+    runs, modes = {}, {}
     for label, path in zip(labels, args.runs):
         records = score(items, scoring.read_predictions(path, uids))
         # Sureon's SM items are judged separately and stay out of the paired tests, as out of mu.
         runs[label] = {r["uid"]: bool(r["correct"]) for r in records if r.get("kind") != "sm"}
+        found = {r.get("mode") for r in records if r.get("status") != "missing"}
+        mode = found.pop() if len(found) == 1 else None
+        # a Sureon run that records no mode is a visual one, as `leaderboard make` reads it
+        modes[label] = "visual" if args.benchmark == "sureon" and mode in (None, "unknown") else mode
     result = pairwise_mcnemar(runs, alpha=args.alpha)
+    _add_differences(result, runs, modes, args.benchmark)
     paper = []
     if args.benchmark == "sureon":  # Table 18: the paper's McNemar pairs, for the runs named as its models
         from ..benchmarks.published import format_pairs
@@ -81,6 +86,8 @@ def _cmd_compare(args) -> int:
         print(report_json({**result, "extraction": args.extraction, **({"paper": paper} if paper else {})}))
         return 0
     print(format_pairwise(result))
+    print()
+    print("\n".join(_difference_lines(result)))
     if paper:
         print()
         print("\n".join(paper))
@@ -88,6 +95,38 @@ def _cmd_compare(args) -> int:
         print(f"(answers read with the {scoring.RULE_NAMES[args.extraction]}: the first standalone A-D, else the "
               "first character)")
     return 0
+
+
+def _add_differences(result: dict, runs: dict, modes: dict, benchmark: str) -> None:
+    """Each pair's accuracy difference with its paired bootstrap 95% interval (``stats.paired_difference``);
+    a Sureon pair of one visual and one blind run is its multimodal gain MG = S_v - S_wv (visual first)."""
+    from ..core.stats import paired_difference
+
+    for pair in result["pairs"]:
+        a, b = pair["a"], pair["b"]
+        if benchmark == "sureon" and {modes.get(a), modes.get(b)} == {"visual", "blind"}:
+            if modes[a] == "blind":
+                a, b = b, a
+            pair["mg"] = {"visual": a, "blind": b,
+                          **paired_difference(runs[a], runs[b], names=(a, b))}
+        diff = paired_difference(runs[pair["a"]], runs[pair["b"]], names=(pair["a"], pair["b"]))
+        pair["delta_ci95_bootstrap"] = diff["ci95_bootstrap"]
+        pair["delta_ci_method"] = diff["ci_method"]
+
+
+def _difference_lines(result: dict) -> list[str]:
+    from ..core.stats import format_difference
+
+    lines = ["accuracy differences in points [paired bootstrap 95% CI over the shared items], McNemar p (raw, "
+             "before Holm):"]
+    for pair in result["pairs"]:
+        diff = {"difference": pair["delta"], "ci95_bootstrap": pair["delta_ci95_bootstrap"], "pvalue": pair["pvalue"]}
+        lines.append(f"  {pair['a']} - {pair['b']}: {format_difference(diff)}")
+        if "mg" in pair:
+            mg = pair["mg"]
+            lines.append(f"    MG = S_v - S_wv (visual run {mg['visual']}, blind run {mg['blind']}, same items): "
+                         f"{format_difference(mg)}")
+    return lines
 
 
 def _cmd_blind_audit(args) -> int:

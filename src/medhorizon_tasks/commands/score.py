@@ -157,7 +157,7 @@ def _cmd_score(args) -> int:
         extra = {**paper_json(paper), "paper_notes": notes} if paper else {}
         print(report_json({**rep, **extra}))
         return 0
-    print(scoring.format_table([(args.label or label, args.input or inp, rep)]))
+    print(scoring.format_table([(args.label or label, args.input or inp, rep)], intervals=True))
     print_comparisons(paper, notes)
     for line in scoring.fallback_lines(rep):  # oracle mode: what each item was shown, and the fallbacks
         print(line)

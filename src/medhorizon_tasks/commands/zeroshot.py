@@ -133,9 +133,9 @@ def _cmd_zeroshot(args) -> int:
         rep = summary["report"]
         print(report_json(rep) if args.json else summary["text"])
         if args.json:
-            from ..runs.zeroshot_outputs import tie_warnings
+            from ..runs.zeroshot_outputs import constant_warnings, tie_warnings
 
-            for line in tie_warnings(rep["zeroshot"]["ties"]):
+            for line in tie_warnings(rep["zeroshot"]["ties"]) + constant_warnings(rep["zeroshot"]["constant"]):
                 print(line, file=sys.stderr)
         errors = bool(rep["zeroshot"]["video_errors"]["frames"])
         print(f"[surghi zeroshot] wrote {', '.join(Path(p).name for p in summary['files'].values())} into {out} "

@@ -62,7 +62,7 @@ import numpy as np
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from ..benchmarks.paper_match import board_problems
 from ..core.errors import DataError
-from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test
+from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test, paired_difference
 from .submission import Submission, read_submission, validate_submission
 
 __all__ = ["Entry", "Board", "build_leaderboard", "score_entry", "rank_board", "surghi_bootstrap",
@@ -315,7 +315,8 @@ def _test_against_leader(entries: list[Entry], pvalue: Callable[[int], float], a
         e.p_value, e.p_holm, e.significant = p, adj, rej
 
 
-_MCQ_CI = ("percentile bootstrap over items ({n} resamples, seed {seed}); Wilson interval in the CSV")
+_MCQ_CI = ("percentile bootstrap over items ({n} resamples, seed {seed}); Wilson interval in the CSV, and beside "
+           "a bootstrap interval of one point (every item right, or every one wrong: every resample is the same)")
 _MCQ_TEST = "McNemar's test on per-item correctness, paired with the leader; Holm-corrected over the entries"
 
 
@@ -354,7 +355,8 @@ def rank_board(benchmark: str, data: BenchmarkData, entries: list[Entry], *,
                       ("invalid", "Invalid labels", "count")]
         board = Board(benchmark, data.version, data.source, "Overall multi-level", "videos", secondary, entries,
                       ci_method=f"percentile bootstrap over videos, stratified by dataset ({n_resamples} resamples, "
-                                f"seed {seed})",
+                                f"seed {seed}; one point when every video scores the same, as at 100%: a mean of "
+                                "per-video metrics has no Wilson interval)",
                       test_method="paired permutation test over videos against the leader (exact up to "
                                   f"{n_resamples} arrangements); Holm-corrected over the entries",
                       n_resamples=n_resamples, seed=seed, alpha=alpha,
@@ -371,6 +373,11 @@ def rank_board(benchmark: str, data: BenchmarkData, entries: list[Entry], *,
                          ("invalid", "Invalid/missing", "count")]
             metric = "μ (MCQ + TO)"
             notes = ["SM (sequence summarization) is judged by an LLM separately and is not part of mu."]
+            if _multimodal_gains(entries, n_resamples, seed):
+                secondary.append(("mg", "MG vs blind [95% CI]", "mg"))
+                notes.append("MG = S_v - S_wv: a model's visual mu minus its blind mu (both submitted, the same "
+                             f"items), in points, with a paired percentile bootstrap 95% interval over the items "
+                             f"({n_resamples} resamples, seed {seed}) and McNemar's p of visual vs blind.")
         board = Board(benchmark, data.version, data.source, metric, "items", secondary, entries,
                       ci_method=_MCQ_CI.format(n=n_resamples, seed=seed), test_method=_MCQ_TEST,
                       n_resamples=n_resamples, seed=seed, alpha=alpha, notes=notes)
@@ -379,6 +386,27 @@ def rank_board(benchmark: str, data: BenchmarkData, entries: list[Entry], *,
         board.notes.append(f"Not comparable with the {board.name} paper's published rows: "
                            + "; ".join(board.paper_refused) + ".")
     return board
+
+
+def _multimodal_gains(entries: list[Entry], n_resamples: int, seed: int) -> bool:
+    """Sureon: each model with one visual and one blind entry gets MG = S_v - S_wv on its visual entry's
+    ``secondary`` (``mg``, ``mg_ci95_low`` / ``mg_ci95_high``: the paired bootstrap interval, ``mg_pvalue``:
+    McNemar's p; ``stats.paired_difference``). Whether any did."""
+    by_model: dict[str, dict[str, list[Entry]]] = {}
+    for e in entries:
+        by_model.setdefault(e.metadata["model"], {}).setdefault(e.metadata.get("mode") or "visual", []).append(e)
+    found = False
+    for modes in by_model.values():
+        if len(modes.get("visual", [])) != 1 or len(modes.get("blind", [])) != 1:
+            continue  # no pair, or several of a mode: which two are paired is not said
+        visual, blind = modes["visual"][0], modes["blind"][0]
+        diff = paired_difference(visual.paired, blind.paired, n_resamples=n_resamples, seed=seed,
+                                 names=("visual", "blind"))
+        ci = diff["ci95_bootstrap"] or [None, None]
+        visual.secondary.update({"mg": diff["difference"], "mg_ci95_low": ci[0], "mg_ci95_high": ci[1],
+                                 "mg_pvalue": diff["pvalue"]})
+        found = True
+    return found
 
 
 def build_leaderboard(submissions: Iterable[str | os.PathLike | Mapping], data: Mapping[str, BenchmarkData], *,

@@ -13,6 +13,7 @@ the page's title names the benchmarks unless one is given (:func:`default_title`
 from __future__ import annotations
 
 import math
+import re
 from html import escape
 
 from .build import Board
@@ -21,9 +22,9 @@ from .tables import board_footnote, default_title, link_url, table_rows
 __all__ = ["render_html", "default_title", "board_section", "PAGE_CSS", "SORT_JS"]
 
 # The table must fit a laptop screen (about 1,400 px) without scrolling sideways: headers and text cells
-# wrap (a model name anywhere, it may have no spaces), numbers stay on one line, the interval of the
-# headline may go under its value. Only below ~900 px does the table keep a minimum width and scroll
-# inside its own box, never the page.
+# wrap at spaces and after the punctuation that joins the parts of a name (- _ / . @, marked <wbr>), never
+# inside a word; numbers stay on one line, the interval of the headline may go under its value. Only below
+# ~900 px does the table keep a minimum width and scroll inside its own box, never the page.
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem auto; max-width: 110rem;
        padding: 0 1rem; color: #1b1f24; background: #fff; }
@@ -39,8 +40,8 @@ th:hover { background: #eaeef2; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.num, td.date { white-space: nowrap; }
 td.model { min-width: 7rem; }
-td.model div { max-width: 18rem; overflow-wrap: anywhere; }
-td.text { overflow-wrap: anywhere; }
+td.model div { max-width: 18rem; overflow-wrap: normal; word-break: normal; }
+td.text { overflow-wrap: normal; word-break: normal; }
 td.proto { min-width: 6.5rem; }
 td.sig { white-space: nowrap; }
 td.head { white-space: normal; }
@@ -89,6 +90,15 @@ _CELL_CLASSES = {1: ["model"], 2: ["text"], 3: ["text", "proto"], 4: ["date"], 7
 PAGE_CSS, SORT_JS = _CSS, _JS  # the served board's pages use the same style and sorting
 
 
+_JOINERS = re.compile(r"([-_/.@])(?=[^\s])")
+
+
+def _breakable(text: str) -> str:
+    """``text`` escaped, with a break opportunity (``<wbr>``) after each ``- _ / . @`` inside a name, so that
+    a long name without spaces wraps between its parts instead of inside a word (or not at all)."""
+    return _JOINERS.sub(r"\1<wbr>", escape(text))
+
+
 def _value_attr(value) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
@@ -102,7 +112,7 @@ def _board_html(board: Board, entry_href=None) -> str:
            f'<div class="wrap"><table class="board" id="board-{escape(board.benchmark)}">', "<thead><tr>"]
     for i, h in enumerate(head):
         cls = ' class="num"' if i in _NUMERIC or i >= n_fixed else ""
-        out.append(f"<th{cls}>{escape(h)}</th>")
+        out.append(f"<th{cls}>{_breakable(h)}</th>")
     out.append("</tr></thead><tbody>")
     for e, row in zip(board.entries, rows):
         m = e.metadata
@@ -121,7 +131,7 @@ def _board_html(board: Board, entry_href=None) -> str:
             if i == _SIG and e.significant is not None:
                 classes.append("sig-yes" if e.significant else "sig-no")
             attrs = (f' class="{" ".join(classes)}"' if classes else "") + _value_attr(value)
-            cell = escape(text)
+            cell = _breakable(text) if i in (_MODEL, 2, 3) else escape(text)  # model, size, input protocol
             if i == _HEADLINE:
                 cell = _headline_cell(text)
             if i == _MODEL:

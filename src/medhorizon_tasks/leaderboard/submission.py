@@ -356,6 +356,67 @@ def validate_submission(obj_or_path: Any, data: BenchmarkData | None = None, *,
 
 # ------------------------------------------------------------------ making
 
+def recorded_input_protocol(benchmark: str, predictions: str | os.PathLike) -> tuple[dict, str] | None:
+    """The input protocol the run that wrote an lmms-eval samples file recorded (its task's
+    ``lmms_eval_specific_kwargs`` in the ``<stamp>_results.json`` beside it), as ``({"fps", "cap", "frames"},
+    description)``; None for a plain predictions file or a run that records nothing to go by.
+
+    MedHorizon: a text-only run shows 0 frames; a fixed budget N frames; otherwise fps and cap (the oracle's
+    evidence frames are capped alike). Sureon: a blind run shows 0 frames; a visual run 4-8 per clip, which
+    no single number says, so only its fps, cap and frames stay open (``None``) while 0 frames is refused.
+    """
+    from ..core.log_samples import run_description
+
+    run = run_description(predictions) if benchmark in ("medhorizon", "sureon") else None
+    if run is None:
+        return None
+    kwargs = run["kwargs"]
+    if benchmark == "sureon":
+        mode = str(kwargs.get("mode", "visual"))
+        return ({"fps": None, "cap": None, "frames": 0}, "a blind run (no frames)") if mode == "blind" else \
+            ({"fps": None, "cap": None, "frames": None, "shows_frames": True}, "a visual run (4-8 frames per clip)")
+    from ..benchmarks.medhorizon.protocol import FrameSetting
+
+    try:
+        setting = FrameSetting.from_kwargs(kwargs)
+    except (TypeError, ValueError):
+        return None
+    if setting.mode == "text":
+        protocol = {"fps": None, "cap": None, "frames": 0}
+    elif setting.frames:
+        protocol = {"fps": None, "cap": None, "frames": setting.frames}
+    else:
+        protocol = {"fps": setting.fps, "cap": setting.cap, "frames": None}
+    return protocol, f"{setting.describe()} (task {run['task']})"
+
+
+def _protocol_from_run(benchmark: str, predictions, given: dict) -> dict:
+    """The submission's input protocol: what the run recorded (:func:`recorded_input_protocol`), where it
+    recorded one; a given value that contradicts it is an error naming both. Else the given values."""
+    recorded = recorded_input_protocol(benchmark, predictions)
+    if recorded is None:
+        return dict(given)
+    protocol, described = recorded
+    shows = protocol.pop("shows_frames", False)
+    for key in _PROTOCOL_KEYS:
+        value = given.get(key)
+        if value is None:
+            continue
+        if protocol[key] is None:  # not recorded: open for a Sureon visual run (but 0 frames), else not the run's
+            wrong = key == "frames" and value == 0 if shows else True
+        else:
+            wrong = float(value) != float(protocol[key])
+        if wrong:
+            has = f"{key} {protocol[key]:g}" if protocol[key] is not None else f"no {key} setting"
+            raise DataError(f"--{key} {value:g} contradicts the run that wrote these predictions: it recorded "
+                            f"{described}, i.e. {has}; leave --fps, --cap and --frames out (a submission made "
+                            "from lmms-eval samples takes its input protocol from the run)",
+                            source=str(predictions))
+    if shows:
+        return {k: given.get(k) for k in _PROTOCOL_KEYS}
+    return protocol
+
+
 def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, model: str, size: str,
                     fps: float | None = None, cap: int | None = None, frames: int | None = None,
                     date: str | None = None, mode: str | None = None, notes: str | None = None,
@@ -371,7 +432,9 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
     the task's own parser). ``mode`` defaults to the one recorded in the
     samples (Sureon: ``visual`` when none is). Items the file does not cover
     make the submission invalid, unless ``missing_as_wrong``: they are then
-    written with ``"output": null`` (scored invalid, i.e. wrong). ``departures`` from the paper's protocol
+    written with ``"output": null`` (scored invalid, i.e. wrong). The input protocol (``fps``, ``cap``,
+    ``frames``) of a samples file is what its run recorded (:func:`recorded_input_protocol`): a value given
+    here that contradicts it is a DataError. ``departures`` from the paper's protocol
     (default: those the predictions' records name, such as Sureon's ``no blur``) go into the metadata.
     """
     if data.benchmark == "surghi":
@@ -419,8 +482,8 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
         mode = next(iter(modes))
     if mode is None and data.benchmark == "sureon":
         mode = "visual"
-    meta: dict[str, Any] = {"model": model, "size": size,
-                            "input_protocol": {"fps": fps, "cap": cap, "frames": frames},
+    protocol = _protocol_from_run(data.benchmark, predictions, {"fps": fps, "cap": cap, "frames": frames})
+    meta: dict[str, Any] = {"model": model, "size": size, "input_protocol": protocol,
                             "date": date or _dt.date.today().isoformat(),
                             "benchmark": data.benchmark, "data_version": data.version}
     if mode is not None:

@@ -32,7 +32,14 @@ def fmt_p(p: float | None) -> str:
 
 
 def headline_text(e: Entry) -> str:
-    return f"{pct(e.headline)} [{pct(e.ci[0])}, {pct(e.ci[1])}]"
+    """``77.3 [69.3, 85.2]``; where the bootstrap interval is one point (every item right, or every one
+    wrong: every resample is the same), the Wilson interval beside it, which is not: ``100.0 [100.0, 100.0],
+    Wilson [95.8, 100.0]``."""
+    text = f"{pct(e.headline)} [{pct(e.ci[0])}, {pct(e.ci[1])}]"
+    lo, hi = e.secondary.get("ci95_wilson_low"), e.secondary.get("ci95_wilson_high")
+    if e.ci[0] == e.ci[1] and lo is not None and hi is not None:
+        text += f", Wilson [{pct(lo)}, {pct(hi)}]"
+    return text
 
 
 def significance_text(e: Entry) -> str:
@@ -41,9 +48,16 @@ def significance_text(e: Entry) -> str:
     return f"{'yes' if e.significant else 'no'} ({fmt_p(e.p_holm)})"
 
 
-def secondary_text(value, kind: str) -> str:
+def secondary_text(value, kind: str, secondary: dict | None = None) -> str:
     if value is None:
         return "—"
+    if kind == "mg":  # MG in points with its paired interval and McNemar's p (build._multimodal_gains)
+        from ..core.stats import format_difference
+
+        s = secondary or {}
+        ci = [s.get("mg_ci95_low"), s.get("mg_ci95_high")]
+        return format_difference({"difference": value, "ci95_bootstrap": ci if None not in ci else None,
+                                  "pvalue": s.get("mg_pvalue")}).replace(", McNemar p", " p")
     return str(int(value)) if kind == "count" else pct(value)
 
 
@@ -56,7 +70,7 @@ def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:
         m = e.metadata
         rows.append([str(e.rank), model_label(m), m["size"], input_protocol_text(m), m["date"], headline_text(e),
                      f"{e.n} {board.n_unit}", significance_text(e),
-                     *[secondary_text(e.secondary.get(k), kind) for k, _, kind in board.secondary]])
+                     *[secondary_text(e.secondary.get(k), kind, e.secondary) for k, _, kind in board.secondary]])
     return head, rows
 
 
@@ -212,7 +226,7 @@ def format_csv(boards: list[Board]) -> str:
         for k, _, _ in board.secondary:
             if k not in extra:
                 extra.append(k)
-        for k in ("ci95_wilson_low", "ci95_wilson_high"):
+        for k in ("ci95_wilson_low", "ci95_wilson_high", "mg_ci95_low", "mg_ci95_high", "mg_pvalue"):
             if any(k in e.secondary for e in board.entries) and k not in extra:
                 extra.append(k)
     fields = [*CSV_COLUMNS, *extra, "url", "notes", "submission"]

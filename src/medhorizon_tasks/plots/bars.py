@@ -85,6 +85,8 @@ def _fit_text(fig, axes_widths: list[tuple]) -> None:
                 t.set_rotation_mode("anchor")
     if changed:
         fig.draw_without_rendering()
+    for ax, _w in axes_widths:
+        _clear_of_whiskers(ax, renderer)
     # A label's height is fixed in pixels, so the top it needs follows from the axes' height; the layout
     # may then shift a little (tick labels change), hence a check after each adjustment.
     for _ in range(3):
@@ -105,6 +107,45 @@ def _fit_text(fig, axes_widths: list[tuple]) -> None:
         fig.draw_without_rendering()
     for ax, _w in axes_widths:
         _percent_ticks(ax, ax.get_ylim()[1])
+
+
+def whisker_boxes(ax, renderer) -> list:
+    """The display boxes of every whisker line and cap drawn on ``ax`` (error bars)."""
+    from matplotlib.container import ErrorbarContainer
+    from matplotlib.transforms import Bbox
+
+    boxes = []
+    for c in ax.containers:
+        if not isinstance(c, ErrorbarContainer):
+            continue
+        _, caps, barcols = c.lines
+        for cap in caps or ():  # one Line2D per series holds every cap as a marker: a box per point
+            half = cap.get_markersize() * renderer.points_to_pixels(1.0) / 2 + cap.get_markeredgewidth()
+            for x, y in ax.transData.transform(cap.get_xydata()):
+                boxes.append(Bbox.from_extents(x - half, y - 1, x + half, y + 1))
+        for col in barcols or ():
+            for seg in col.get_segments():
+                (x0, y0), (x1, y1) = ax.transData.transform(seg[0]), ax.transData.transform(seg[-1])
+                boxes.append(Bbox.from_extents(min(x0, x1) - 0.5, min(y0, y1), max(x0, x1) + 0.5, max(y0, y1)))
+    return boxes
+
+
+def _clear_of_whiskers(ax, renderer, pad_px: float = 2.0) -> None:
+    """Move each value label up until it overprints no whisker or cap (its own bar's or a neighbour's): above
+    the highest one under it, by the label's usual offset."""
+    boxes = whisker_boxes(ax, renderer)
+    if not boxes:
+        return
+    for t in (t for t in ax.texts if t.get_gid() == "value"):
+        for _ in range(4):
+            bb = t.get_window_extent(renderer)
+            hit = [b for b in boxes if b.x1 > bb.x0 - pad_px and b.x0 < bb.x1 + pad_px
+                   and b.y1 > bb.y0 - pad_px and b.y0 < bb.y1]
+            if not hit:
+                break
+            top_px = max(b.y1 for b in hit)
+            x_px = ax.transData.transform(t.xy)[0]
+            t.xy = (t.xy[0], ax.transData.inverted().transform((x_px, top_px + pad_px))[1])
 
 
 def _bars_figure(panels: list[_Panel], *, title: str | None, xlabel: str, ylabel: str = "Accuracy (%)",

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..benchmarks.medhorizon.taxonomy import FAMILIES, TASK_CODES
+from ..benchmarks.medhorizon.taxonomy import FAMILIES, TASK_CODES, TASK_TYPES
 from .accuracies import (
     _NO_CI,
     _SUMMARY_LABELS,
@@ -178,7 +178,16 @@ def build_per_task(runs: Mapping[str, Mapping], *, keys=None, title: str | None 
     groups = _summary_and_task_keys(list(accs.values()), keys)
     series = [(str(r), [a.get(g) for g in groups]) for r, a in accs.items()]
     panel = _Panel(None, [_label(g, wrap=True) for g in groups], series, _n_summary(groups))
-    return _bars_figure([panel], title=title or "Accuracy per task", xlabel="Overall, task family and task")
+    return _bars_figure([panel], title=title or "Accuracy per task", xlabel="Overall, task family and task",
+                        notes=tuple(task_names_note(groups)))
+
+
+def task_names_note(groups: list[str]) -> list[str]:
+    """``["Tasks: PR Phase Recognition, SD Step Discrimination, ..."]`` for the task codes among ``groups``
+    (the x axis shows the codes; the legend spells them out), or nothing."""
+    names = {t.code: t.name for t in TASK_TYPES}
+    codes = [g for g in groups if g in names]
+    return [f"Tasks: {', '.join(f'{c} {names[c]}' for c in codes)}."] if codes else []
 
 
 def plot_per_task(runs: Mapping[str, Mapping], out_path, *, keys=None, title: str | None = None,

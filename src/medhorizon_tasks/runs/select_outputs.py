@@ -122,30 +122,14 @@ def summary_lines(summary: dict) -> list[str]:
 
 
 def _plot(summary: dict, path: Path) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from ..plots.recall import plot_recall
 
     curves: dict[str, list[tuple[int, float]]] = defaultdict(list)
     for e in summary["selections"].values():
         r = e["recall"]["item_recall"]
         if r is not None:
             curves[e["selector"]].append((e["budget"], 100 * r))
-    fig = Figure(figsize=(5.5, 3.6), dpi=120, layout="constrained")
-    FigureCanvasAgg(fig)
-    ax = fig.subplots()
-    for name, pts in sorted(curves.items(), key=lambda kv: (kv[0] != "uniform", kv[0])):
-        pts.sort()
-        ax.plot([b for b, _ in pts], [r for _, r in pts], marker="o", label=name,
-                linestyle="--" if name == "uniform" else "-")
-    ax.set_xscale("log", base=2)
-    budgets = sorted({b for pts in curves.values() for b, _ in pts})
-    ax.set_xticks(budgets, [str(b) for b in budgets])
-    ax.minorticks_off()
-    ax.set_xlabel("frames shown (budget)")
-    ax.set_ylabel("evidence recall, items (%)")
-    ax.set_ylim(0, 100)
-    ax.legend()
-    ax.grid(alpha=0.3)
+    ordered = dict(sorted(curves.items(), key=lambda kv: (kv[0] != "uniform", kv[0])))
     tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, format="png", metadata={"Software": None})
+    plot_recall(ordered, tmp)
     tmp.replace(path)

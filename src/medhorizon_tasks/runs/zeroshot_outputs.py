@@ -26,7 +26,8 @@ from ..core.text import plural
 from ..leaderboard.submission import make_submission, write_submission
 from .zeroshot_video import VideoStats
 
-__all__ = ["FILES", "write_outputs", "describe_protocol", "tie_block", "tie_warnings", "MOST"]
+__all__ = ["FILES", "write_outputs", "describe_protocol", "tie_block", "tie_warnings", "constant_block",
+           "constant_warnings", "MOST"]
 
 FILES = {"predictions": "predictions.jsonl", "scores": "scores.jsonl", "report": "report.json",
          "report_text": "report.txt", "submission": "submission.json", "run": "run.json"}
@@ -68,6 +69,43 @@ def tie_warnings(ties: dict) -> list[str]:
             for level, t in ties.items() if t["share"] > MOST]
 
 
+def constant_block(rows, preds: list[dict]) -> dict:
+    """Per dataset and level (of a dataset with several classes), the predicted label that takes the most
+    frames, its share of the frames with a prediction, and the largest share any one label has in the
+    annotations: ``{dataset: {level: {"label", "frames", "of", "share", "annotated_share"}}}``."""
+    from collections import Counter
+
+    out: dict = {}
+    for level in ("phase", "step"):
+        by_ds: dict[str, tuple[Counter, Counter]] = {}
+        for r, p in zip(rows, preds):
+            if p.get(level) is None:
+                continue
+            predicted, annotated = by_ds.setdefault(r.dataset, (Counter(), Counter()))
+            predicted[p[level]] += 1
+            if getattr(r, level) is not None:
+                annotated[getattr(r, level)] += 1
+        for ds, (predicted, annotated) in by_ds.items():
+            if len(annotated) < 2:
+                continue  # one class: every prediction is that class, rightly
+            label, k = predicted.most_common(1)[0]
+            n = sum(predicted.values())
+            out.setdefault(ds, {})[level + "s"] = {
+                "label": label, "frames": k, "of": n, "share": k / n,
+                "annotated_share": annotated.most_common(1)[0][1] / sum(annotated.values())}
+    return out
+
+
+def constant_warnings(block: dict) -> list[str]:
+    """A warning per dataset and level whose predictions are nearly constant: one label takes most frames
+    (more than half) and more of them than any label has in the annotations."""
+    return [f"warning: {ds} {level}: {c['frames']} of {c['of']} frames ({100 * c['share']:.0f}%) are labelled "
+            f"{c['label']!r}, where the annotations' most common {level[:-1]} covers {100 * c['annotated_share']:.0f}%: "
+            "the predictions are nearly constant, so these scores say little about the encoder"
+            for ds, levels in block.items() for level, c in levels.items()
+            if c["share"] > MOST and c["share"] > c["annotated_share"]]
+
+
 def _prompt_lines(block: dict) -> list[str]:
     lines = ["prompts:"]
     for ds, levels in block["prompts"].items():
@@ -86,6 +124,7 @@ def report_text(rep: dict, model: str) -> str:
     lines.append(f"frames: {f['evaluated']} evaluated, {f['distinct']} distinct in their clips, {f['decoded']} "
                  f"decoded, {encoded}")
     lines += tie_warnings(z.get("ties", {}))
+    lines += constant_warnings(z.get("constant", {}))
     for ds, h in rep.get("hierarchies", {}).items():
         tl = "-" if h["tree_likeness"] is None or h["tree_likeness"] != h["tree_likeness"] \
             else f"{100 * h['tree_likeness']:.0f}%"
@@ -149,6 +188,7 @@ def write_outputs(job, units, records: dict, identity: dict, this_run: dict) -> 
                                  "prompts": sum(len(p) for p in lp.prompts)}
                          for level, lp in levels.items()} for ds, levels in job.inputs.prompts.items()},
         "notes": list(job.inputs.notes), "frames": _frames_block(stats, len(rows)), "ties": ties,
+        "constant": constant_block(rows, preds),
         "video_errors": {"videos": len(failed), "frames": sum(1 for p in preds if p.get("error")),
                          "messages": failed},
     }

@@ -25,7 +25,7 @@ import functools
 import os
 import ssl
 
-__all__ = ["register", "use_gloo_without_gpu"]
+__all__ = ["register", "use_gloo_without_gpu", "plugin_models", "PLUGIN_GROUP"]
 
 _done = False
 
@@ -59,8 +59,22 @@ def register() -> None:
     for name, cls in MODELS.items():
         vlmeval.config.supported_VLM[name] = functools.partial(cls)
         setattr(vlmeval.vlm, CLASS_NAMES[cls], cls)
+    for name, cls in plugin_models().items():  # other packages' models (docs/extending.md)
+        vlmeval.config.supported_VLM[name] = functools.partial(cls)
+        setattr(vlmeval.vlm, cls.__name__, cls)
     vlmeval.run.infer_data_job_video = _with_outcome_log(vlmeval.run.infer_data_job_video)
     _done = True
+
+
+#: The entry point group through which other packages add VLMEvalKit models: ``name = "pkg.module:Class"``.
+PLUGIN_GROUP = "medhorizon_tasks.vlmeval_models"
+
+
+def plugin_models() -> dict:
+    """``{name: class}`` of every installed :data:`PLUGIN_GROUP` entry point (loaded: VLMEvalKit is imported)."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.load() for ep in entry_points(group=PLUGIN_GROUP)}
 
 
 def _with_outcome_log(infer):

@@ -36,8 +36,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (command 
 if TYPE_CHECKING:
     from ...core.sampling import Oracle
 
-__all__ = ["PUBLISHED", "ReleaseCheck", "check_release", "oracle_fallback", "evidence_seconds", "oracle_policy", "oracle_frame_count",
-           "FALLBACK_REASONS", "ORACLE_CAP", "ORACLE_SOURCES", "oracle_source"]
+__all__ = ["PUBLISHED", "ReleaseCheck", "check_release", "is_embedded_synthetic", "synthetic_description",
+           "oracle_fallback", "evidence_seconds", "oracle_policy", "oracle_frame_count", "FALLBACK_REASONS",
+           "ORACLE_CAP", "ORACLE_SOURCES", "oracle_source"]
 
 #: The cap of the oracle's fallbacks only (an item whose release lists its evidence images is shown every one,
 #: as the paper's oracle: "the variable number of available evidence images for each item", section 8 RQ2): an
@@ -119,6 +120,24 @@ def oracle_frame_count(item: Item, fps: float = 1.0, cap: int = ORACLE_CAP) -> i
     return len(plan_frames(VideoMeta(item.num_frames, item.fps), oracle_policy(item, fps, cap)))
 
 
+#: What marks the embedded synthetic benchmark (``data.synthetic``): every video key starts with this and every
+#: question carries its probe tag (``[probe #N]``, which the probe models read).
+SYNTHETIC_KEY_PREFIX = "syn-"
+SYNTHETIC_QUESTION_MARK = "[probe #"
+
+
+def is_embedded_synthetic(items: list[Item]) -> bool:
+    """Whether ``items`` are the package's embedded synthetic benchmark (or a part of it), not a release."""
+    return bool(items) and all(it.video_key.startswith(SYNTHETIC_KEY_PREFIX) and SYNTHETIC_QUESTION_MARK in it.question
+                               for it in items)
+
+
+def synthetic_description(n_items: int, n_videos: int) -> str:
+    """``the embedded synthetic benchmark (88 items over 16 videos), not the release``: what every report says
+    of that data, in one line, instead of comparing it with the release's counts."""
+    return f"the embedded synthetic benchmark ({n_items:,} items over {n_videos:,} videos), not the release"
+
+
 @dataclass
 class ReleaseCheck:
     """What :func:`check_release` found: ``differences`` (one text each), whether the release is a
@@ -129,6 +148,7 @@ class ReleaseCheck:
     differences: list[str] = field(default_factory=list)
     subset: bool = False
     fallback: dict[str, list[str]] = field(default_factory=dict)
+    synthetic: bool = False  # the embedded synthetic benchmark: named as such, not compared count by count
 
     @property
     def matches(self) -> bool:
@@ -136,14 +156,17 @@ class ReleaseCheck:
 
     def to_json(self) -> dict:
         return {"items": self.n_items, "videos": self.n_videos, "matches_published": self.matches,
-                "subset": self.subset, "differences": self.differences,
+                "subset": self.subset, "synthetic": self.synthetic, "differences": self.differences,
                 "oracle_fallback": {k: list(v) for k, v in self.fallback.items()}}
 
     def warnings(self, limit: int = 20) -> list[str]:
         """The lines every pre-flight and ``check`` print (nothing when the release is the published one and
         every local item has windows)."""
         out = []
-        if self.differences:
+        if self.synthetic:
+            out.append(f"note: this is {synthetic_description(self.n_items, self.n_videos)}: its scores test the "
+                       "pipeline and are not comparable with the paper's tables")
+        elif self.differences:
             kind = ("a subset of the published release (a partial download?)" if self.subset
                     else "not the published release")
             out.append(f"warning: this MedHorizon release is {kind}: {self.n_items:,} items over {self.n_videos:,} "
@@ -168,7 +191,7 @@ def check_release(items: list[Item]) -> ReleaseCheck:
     counts = {"task": Counter(it.task for it in items), "answer": Counter(it.answer for it in items),
               "source": Counter(it.source for it in items),
               "source_videos": Counter(src for src, _ in {(it.source, it.video_key) for it in items})}
-    check = ReleaseCheck(len(items), len(videos))
+    check = ReleaseCheck(len(items), len(videos), synthetic=is_embedded_synthetic(items))
     at_most = True
     for key in ("items", "videos"):
         if found[key] != PUBLISHED[key]:

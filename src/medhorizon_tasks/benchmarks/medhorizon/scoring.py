@@ -176,7 +176,8 @@ def _extraction_of(records: list[dict]) -> str:
 
 def report(records: list[dict]) -> dict:
     """Pooled accuracy overall and by task, family, hop depth and source (accuracies as 0..1), under the
-    records' extraction (``extraction``) with the other rule's accuracy and the disagreements beside it."""
+    records' extraction (``extraction``) with the other rule's accuracy and the disagreements beside it;
+    overall, each task and each family with its Wilson 95% interval (``ci95``, ``ci_method``)."""
     rule = _extraction_of(records)
     other = BESIDE[rule]
     groups: dict[str, dict[str, list]] = {k: defaultdict(list) for k in ("task", "family", "hop", "source")}
@@ -191,8 +192,8 @@ def report(records: list[dict]) -> dict:
         "benchmark": BENCHMARK,
         "extraction": rule,
         "overall": _summary(records, other, with_ci=True),
-        "by_task": {c: _summary(groups["task"][c], other) for c in task_order},
-        "by_family": {f: _summary(groups["family"][f], other) for f in FAMILIES if f in groups["family"]},
+        "by_task": {c: _summary(groups["task"][c], other, with_ci=True) for c in task_order},
+        "by_family": {f: _summary(groups["family"][f], other, with_ci=True) for f in FAMILIES if f in groups["family"]},
         "by_hop": {h: _summary(groups["hop"][h], other) for h in sorted(groups["hop"])},
         "by_source": {s: _summary(groups["source"][s], other) for s in sorted(groups["source"])},
         "video_errors": [{"uid": r["uid"], "error": r["error"]} for r in records if r.get("error")],
@@ -253,8 +254,25 @@ def fallback_lines(rep: dict) -> list[str]:
     return lines
 
 
-def format_table(rows: list[tuple[str, str, dict]]) -> str:
-    """Rows ``(model, input, report)`` in the layout of the paper's Table 2 (percent, one decimal)."""
+def interval_lines(rep: dict) -> list[str]:
+    """Each family's and task's accuracy with its Wilson 95% interval, in the report's order:
+    ``fine-grained 77.3 [67.5, 84.8] (n 44)`` ... then ``OR  Object Recognition 83.3 [43.6, 97.0] (n 6)``."""
+    names = {t.code: t.name for t in TASK_TYPES}
+
+    def cell(s: dict) -> str:
+        ci = s.get("ci95")
+        return f"{pct(s['accuracy'])} [{pct(ci[0])}, {pct(ci[1])}] (n {s['n']})" if ci else f"— (n {s['n']})"
+
+    labels = [(f.replace("_", "-"), s) for f, s in rep.get("by_family", {}).items()]
+    labels += [(f"{c:<4} {names.get(c, c)}", s) for c, s in rep.get("by_task", {}).items()]
+    width = max([len(label) for label, _ in labels] + [1])
+    return ["accuracy % [Wilson 95% CI] by family and task:",
+            *[f"  {label:<{width}}  {cell(s)}" for label, s in labels]]
+
+
+def format_table(rows: list[tuple[str, str, dict]], *, intervals: bool = False) -> str:
+    """Rows ``(model, input, report)`` in the layout of the paper's Table 2 (percent, one decimal); with
+    ``intervals``, each row's families and tasks with their 95% intervals below it."""
     fine = [t.code for t in TASK_TYPES if t.family == "fine_grained"]
     sem = [t.code for t in TASK_TYPES if t.family == "semantic_reasoning"]
     head = ["Model", "Input", "Ov.", *fine, *sem]
@@ -288,6 +306,8 @@ def format_table(rows: list[tuple[str, str, dict]]) -> str:
         if beside:
             notes.append(f"    {beside}")
         notes += [f"    {line}" for line in fallback_lines(rep)]
+        if intervals:
+            notes += [f"    {line}" for line in interval_lines(rep)]
     return "\n".join(lines + ["", *notes])
 
 

@@ -34,7 +34,7 @@ from ...core.predictions import (
     status_counts,
 )
 from ...core.responses import response_failure
-from ...core.stats import accuracy_summary, multimodal_gain
+from ...core.stats import accuracy_summary, format_difference, multimodal_gain, paired_difference
 from ...core.text import listing, pct, with_item
 from .items import CATEGORIES, CATEGORY_CODES, SureonItem
 
@@ -288,7 +288,19 @@ def report(records: list[dict], *, blind_records: list[dict] | None = None, n_re
         mg = multimodal_gain(correct, {uid: r["correct"] for uid, r in blind.items()},
                              groups={uid: r["category"] for uid, r in acc.items()})
         order = [c for c in CATEGORY_CODES if c in mg["by_group"]]
-        out["mg"] = {"overall": mg["overall"], "by_category": {c: mg["by_group"][c] for c in order}}
+        blind_correct = {uid: r["correct"] for uid, r in blind.items()}
+
+        def paired(uids) -> dict:  # MG's paired bootstrap interval and McNemar's p on these items
+            return paired_difference({u: correct[u] for u in uids}, {u: blind_correct[u] for u in uids},
+                                     n_resamples=n_resamples, seed=seed, names=("visual", "blind"))
+
+        whole = paired(list(acc))
+        per_cat = {c: paired(by_cat[c]) for c in order}
+        out["mg"] = {"overall": mg["overall"], "by_category": {c: mg["by_group"][c] for c in order},
+                     "ci95_bootstrap": whole["ci95_bootstrap"], "pvalue": whole["pvalue"], "n": whole["n"],
+                     "ci_method": whole["ci_method"] + "; p: McNemar's test, visual vs blind on the same items",
+                     "by_category_ci95": {c: per_cat[c]["ci95_bootstrap"] for c in order},
+                     "by_category_pvalue": {c: per_cat[c]["pvalue"] for c in order}}
         sm_gain = _sm_gain(records, blind_records)
         if sm_gain is not None:
             out["mg"]["by_category"]["SM"] = sm_gain
@@ -311,6 +323,10 @@ def _ci(ci) -> str:
     return "—" if not ci else f"[{pct(ci[0])}, {pct(ci[1])}]"
 
 
+def _p(p) -> str:
+    return "" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
 def _signed(x) -> str:
     return "—" if x is None else f"{100 * x:+.1f}"
 
@@ -319,20 +335,35 @@ def format_report(rep: dict) -> str:
     """The report as a readable table: accuracy in percent (one decimal) with both 95% CIs."""
     names = {c.code: c.name for c in CATEGORIES}
     mg = rep.get("mg")
-    head = ["", "n", "correct", "acc %", "bootstrap 95% CI", "Wilson 95% CI"] + (["MG"] if mg else [])
+    head = ["", "n", "correct", "acc %", "bootstrap 95% CI", "Wilson 95% CI"] + \
+        (["MG [paired 95% CI]", "McNemar p"] if mg else [])
     rows = []
 
     def row(label, s, gain=None):
         cells = [label, str(s["n"]), str(s["correct"]), pct(s["accuracy"]), _ci(s["ci95_bootstrap"]),
                  _ci(s["ci95_wilson"])]
-        rows.append(cells + ([_signed(gain)] if mg else []))
+        if mg:
+            gain = gain or {}
+            cells += [format_difference(gain, p=False) if gain.get("difference") is not None else "",
+                      _p(gain.get("pvalue"))]
+        rows.append(cells)
 
-    row("mu (MCQ + TO)", rep["mu"], mg["overall"] if mg else None)
+    def gain_of(code=None) -> dict:
+        if not mg:
+            return {}
+        if code is None:
+            return {"difference": mg["overall"], "ci95_bootstrap": mg.get("ci95_bootstrap"), "pvalue": mg.get("pvalue")}
+        if code not in mg["by_category"]:
+            return {}
+        return {"difference": mg["by_category"][code], "ci95_bootstrap": mg.get("by_category_ci95", {}).get(code),
+                "pvalue": mg.get("by_category_pvalue", {}).get(code)}
+
+    row("mu (MCQ + TO)", rep["mu"], gain_of())
     for group in ("perception", "reasoning"):
         row(group + (" (without SM)" if group == "reasoning" else ""), rep[group])
         for code, s in rep["by_category"].items():
             if _GROUP_OF.get(code) == group:
-                row(f"  {code}  {names[code]}", s, mg["by_category"].get(code) if mg else None)
+                row(f"  {code}  {names[code]}", s, gain_of(code))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
 
     def fmt(r):
@@ -360,7 +391,13 @@ def format_report(rep: dict) -> str:
     else:
         lines.append("SM  Sequence Summarization: no items")
     if mg:
-        lines.append("MG = S_v - S_wv in points (visual minus blind accuracy on the same items)")
+        lines.append("MG = S_v - S_wv in points (visual minus blind accuracy on the same items); its 95% CI is a "
+                     "paired bootstrap over those items, p is McNemar's test of visual vs blind on them")
+        cis = [mg.get("ci95_bootstrap"), *mg.get("by_category_ci95", {}).values()]
+        if any(ci and ci[0] == ci[1] for ci in cis):
+            lines.append("  an MG interval of one point: every item of that row differs the same way (e.g. right "
+                         "with frames, wrong blind), so every resample gives the same MG; McNemar's p still "
+                         "says how many items that is")
     mu = rep["mu"]
     counted = [f"{mu[k]} {k}" for k in STATUS_COUNT_KEYS if mu.get(k)]
     if counted:

@@ -93,6 +93,8 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
     print("MedHorizon protocol on the synthetic benchmark (accuracy %, Table 2 layout)")
     print(scoring.format_table(table_rows))
     print()
+    print("\n".join(legend_lines(reports)))
+    print()
     print("Evidence settings (accuracy %): random / text / uniform / oracle")
     head = f"{'setting':<26} {'overall':>8} " + " ".join(f"{f.replace('_', '-'):>19}" for f in FAMILIES) \
         + f" {'videos >= 1 h':>14}"
@@ -120,6 +122,43 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
     print(f"Leaderboard page: {board}")
     print(f"Done in {time.time() - t0:.0f} s.")
     return 0
+
+
+#: What the demo's leaderboard shows, printed under it.
+LEADERBOARD_LEGEND = (
+    "What the leaderboard's numbers are:",
+    "  [95% CI]: a percentile bootstrap over the items (1,000 resamples), not the Wilson interval of the report "
+    "above; at 0% or 100% it is one point, and the Wilson interval is set beside it.",
+    "  Sig. vs leader: McNemar's test of each entry against the leader on the same items, Holm-corrected; "
+    "Invalid/missing: the report's invalid answers and items without one, all scored wrong.",
+    "  SurgHiBench: multi-level = sqrt(phase acc x step acc) per dataset, Overall their mean; interval and test "
+    "over videos. Its invalid labels are frames the needle probe declined (no code on the frames it was shown).",
+)
+
+
+def legend_lines(reports: dict) -> list[str]:
+    """What each number of the MedHorizon report above is, in a short line each (with this run's values)."""
+    def overall(label: str) -> dict:
+        return next((info["report"]["overall"] for lab, info in reports.items() if lab == label), {})
+
+    uniform, text, oracle = (overall(label) for label in (ROWS[2][0], ROWS[1][0], ROWS[3][0]))
+    ci = uniform.get("ci95") or [0.0, 0.0]
+    other = uniform.get("accuracy_authors")
+    return [
+        "What these numbers are:",
+        "  Ov. and the task columns: accuracy %, every question counted; no usable answer counts as wrong.",
+        f"  95% CI: the Wilson score interval of Ov. (a formula over the n items: {pct(ci[0])}-{pct(ci[1])} at cap "
+        "64); the leaderboard below gives a percentile bootstrap interval (items resampled), a little different.",
+        f"  invalid: answers from which no option could be read, counted wrong. The needle probe declines when "
+        f"none of its frames shows the question's evidence (64 frames over an hour-long video often miss a 3-8 s "
+        f"window): {uniform.get('invalid', 0)} at cap 64, {text.get('invalid', 0)} text-only (no frames), "
+        f"{oracle.get('invalid', 0)} on the evidence frames.",
+        "  default rule: the answer reading that scores here (Ov. and every column above, `score`, the "
+        "leaderboard): the last explicit answer, also as option text, JSON or \\boxed{}.",
+        "  authors' rule: shown beside it, the MedHorizon authors' public scorer (the first standalone A-D, else the "
+        "first character), which the paper's Table 2 was scored with (`score --extraction authors` scores with "
+        "it); it misreads free-form replies" + (f" ({pct(other)}% at cap 64)." if other is not None else "."),
+    ]
 
 
 def write_report(path: Path, reports: dict) -> Path:
@@ -193,4 +232,5 @@ def _leaderboard_section(runs: dict, medhorizon_data: Path, out: Path, limit: in
     boards = build_leaderboard(paths, data, n_resamples=1000)
     files = write_leaderboard(boards, out / "leaderboard", title="medhorizon-tasks demo (pipeline probes)")
     print(format_text(boards, title="medhorizon-tasks demo (pipeline probes)"))
+    print("\n".join(LEADERBOARD_LEGEND))
     return Path(files["html"]).resolve()

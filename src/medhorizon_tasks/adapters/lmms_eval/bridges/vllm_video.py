@@ -19,7 +19,7 @@ processor from sampling the frames again. With a pixel budget
 ``pixel_factor``: 32 for Qwen3-VL, 28 for Qwen2.5-VL), the frames are sized on
 the client by qwen-vl-utils' video rule (:class:`~.frames.QwenPixelBudget`) and
 ``do_resize: false`` tells the server's processor to keep that size; without
-one, they go at the task's ``max_side`` and the server's processor sizes them.
+one, they go at the size the task decoded them (its pixel budget) and the server's processor sizes them.
 Frames whose order was perturbed on purpose get evenly spaced times
 (:func:`~.frames.shown_times`). Framework-free apart from PIL.
 """
