@@ -127,7 +127,7 @@ def aggregate_accuracy(records: list[dict]) -> float:
     o = rep["overall"]
     logger.info(f"[medhorizon] accuracy {o['correct']}/{o['n']} = {o['accuracy']:.4f} "
                 f"(invalid {o['invalid']}, video errors {o['errors']}, request errors {o['request_errors']}, "
-                f"refused {o['refused']}, truncated {o['truncated']})")
+                f"refused {o['refused']}, truncated {o['truncated']}, out of memory {o['oom']})")
     for e in rep["video_errors"]:
         logger.warning(f"[medhorizon] video error, item {e['uid']}: {e['error']}")
     line = scoring.rules_line(rep)
