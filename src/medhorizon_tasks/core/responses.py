@@ -99,9 +99,9 @@ def response_failure(text) -> Failure | None:
         if m is None:
             continue
         head, reason = m.group("head").strip(" :"), m.group("reason")
-        if status in (TRUNCATED, REFUSED):  # the marker's head is why; what follows is the partial answer
-            return Failure(status, _one_line(head or ("cut at the length limit" if status == TRUNCATED
-                                                      else "refused by the provider")))
+        if status in (TRUNCATED, REFUSED, OOM):  # the marker's head is why; what follows is the partial answer
+            return Failure(status, _one_line(head or {TRUNCATED: "cut at the length limit", REFUSED:
+                                                      "refused by the provider", OOM: "out of memory"}[status]))
         return Failure(status, _one_line(": ".join(p for p in (head, reason.strip()) if p)) or "request failed")
     return None
 
@@ -124,10 +124,11 @@ def refused_text(why: str, partial: str | None = None) -> str:
 
 
 def oom_text(what: str, error) -> str:
-    """The response a bridge writes for an item on which the accelerator ran out of memory: ``what`` it was
-    given (:func:`~.video.planned_frames.describe_visuals`: frame count and size, so a report names the plans that do not fit), then
-    the error's own words."""
-    return f"[{_OOM_TAG}: {_one_line(what)}] {_one_line(str(error))}".rstrip()
+    """The response a bridge writes for an item on which the accelerator ran out of memory: ``what`` it was given
+    (:func:`~.video.planned_frames.describe_visuals`: frame count and size, so a report names the plans that do not
+    fit) and the error's own words, all in the marker (nothing after it is read)."""
+    why = f"{what}: {error}".replace("[", "(").replace("]", ")")  # the marker's head ends at the first "]"
+    return f"[{_OOM_TAG}: {_one_line(why)}]"
 
 
 def is_out_of_memory(exc: BaseException) -> bool:

@@ -19,9 +19,9 @@ from lmms_eval.api.model import lmms
 from lmms_eval.models.registry_v2 import ModelManifest
 from tqdm import tqdm
 
+from ...core.responses import response_failure
 from ...data.synthetic import probes
 from ...data.synthetic.probes import image_digest
-from ...core.responses import response_failure
 from .bridges.base import answer_or_oom, visuals_ahead
 
 

@@ -38,19 +38,16 @@ from typing import Callable, Hashable, Iterable, Iterator, NamedTuple, TypeVar
 import numpy as np
 
 from ..file_identity import stat_key
-from ..settings import env_number
-from .share import PROCESS_CAP_BYTES, STORE_ENV, process_share
+from .share import DEFAULT_AHEAD_DEPTH, LOOKAHEAD_ENV, PROCESS_CAP_BYTES, STORE_ENV, lookahead_depth, process_share
 
 __all__ = ["DecodedPlans", "decoded_once", "run_plans", "ahead", "ahead_budget", "Ahead", "result_bytes", "by_video",
-           "STORE_ENV", "LOOKAHEAD_ENV", "DEFAULT_STORE_BYTES", "DEFAULT_AHEAD_BYTES"]
+           "STORE_ENV", "LOOKAHEAD_ENV", "DEFAULT_STORE_BYTES", "DEFAULT_AHEAD_BYTES", "DEFAULT_AHEAD_DEPTH"]
 
-LOOKAHEAD_ENV = "MEDHORIZON_LOOKAHEAD"
 #: at most 2 GiB a process: 1,248 frames of up to 573,000 pixels (Qwen2.5-VL's official size for 1,248 frames is
 #: 144,000 px, InternVL's tile 200,704 px, a task's default pixel budget 72,400 px); a rank's share may be less
 DEFAULT_STORE_BYTES = PROCESS_CAP_BYTES
 #: what the look-ahead may hold beside the result in use (decoded plans as the model is given them), at most
 DEFAULT_AHEAD_BYTES = PROCESS_CAP_BYTES
-DEFAULT_AHEAD_DEPTH = 4
 DEFAULT_AHEAD_WORKERS = 2
 
 T = TypeVar("T")
@@ -187,7 +184,7 @@ class Ahead(NamedTuple):
 def _env_depth(depth: int | None) -> int:
     if depth is not None:
         return max(0, int(depth))
-    return env_number(LOOKAHEAD_ENV, DEFAULT_AHEAD_DEPTH, minimum=0, integer=True, what="requests decoded ahead")
+    return lookahead_depth()
 
 
 def by_video(keys: Iterable[Hashable | None]) -> list[int]:

@@ -35,13 +35,16 @@ from dataclasses import dataclass
 
 from ..settings import env_number
 
-__all__ = ["NodeShare", "node_share", "process_share", "reset_process_share", "announce_share", "local_ranks", "available_memory", "NODE_MEMORY_SHARE",
+__all__ = ["NodeShare", "node_share", "process_share", "reset_process_share", "announce_share", "check_settings",
+           "lookahead_depth", "LOOKAHEAD_ENV", "DEFAULT_AHEAD_DEPTH", "local_ranks", "available_memory", "NODE_MEMORY_SHARE",
            "THREADS_ENV", "NODE_MEMORY_ENV", "AHEAD_MB_ENV", "STORE_ENV", "PROCESS_CAP_BYTES"]
 
 THREADS_ENV = "MEDHORIZON_DECODE_THREADS"
 NODE_MEMORY_ENV = "MEDHORIZON_NODE_MEMORY_MB"
 AHEAD_MB_ENV = "MEDHORIZON_LOOKAHEAD_MB"
 STORE_ENV = "MEDHORIZON_PLAN_STORE_MB"
+LOOKAHEAD_ENV = "MEDHORIZON_LOOKAHEAD"
+DEFAULT_AHEAD_DEPTH = 4
 #: the share of the memory available at the start that the node's decoded frames may hold, all ranks together
 NODE_MEMORY_SHARE = 0.25
 #: what one process's look-ahead, and its plan store, hold at most by default (a 1,248-frame plan fits at every
@@ -152,6 +155,20 @@ def process_share() -> NodeShare:
             _SHARE = node_share()
             announce_share(_SHARE)
         return _SHARE
+
+
+def check_settings(environ: Mapping[str, str] | None = None) -> None:
+    """Parse every decode setting now (:class:`~medhorizon_tasks.core.settings.SettingError` naming the variable,
+    the value and what it accepts), so that a run stops at its start, not at its first decode on a worker
+    thread."""
+    node_share(environ, cores=1, memory=0)
+    lookahead_depth(environ)
+
+
+def lookahead_depth(environ: Mapping[str, str] | None = None) -> int:
+    """How many requests the look-ahead decodes ahead: ``$MEDHORIZON_LOOKAHEAD`` (0: none), default 4."""
+    return env_number(LOOKAHEAD_ENV, DEFAULT_AHEAD_DEPTH, minimum=0, integer=True, what="requests decoded ahead",
+                      environ=environ)
 
 
 def announce_share(share: NodeShare, environ: Mapping[str, str] | None = None, stream=None) -> None:
