@@ -16,11 +16,11 @@ back to ``$MEDHORIZON_DATA``.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
 from ..core.errors import DataError, MedHorizonError
+from ..core.settings import env_text
 from .data_args import add_benchmark_argument, add_synthetic_argument
 from .help import old_spellings
 
@@ -79,7 +79,7 @@ class _DataLoader:
         else:
             path = self.paths.get(None)
             others = [b for b in BENCHMARKS if b in self.paths]
-            if path is None and others and not (bench == "medhorizon" and os.environ.get(DATA_ENV)):
+            if path is None and others and not (bench == "medhorizon" and env_text(DATA_ENV)):
                 raise DataError(f"{wrong}{' or '.join(others)}: --data gives {' and '.join(others)} data only; "
                                 f"pass --data {bench}=PATH", source=submission)
             if path is not None:

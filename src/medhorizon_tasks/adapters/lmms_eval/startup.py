@@ -68,7 +68,9 @@ def lmms_eval_version() -> str:
 
 
 def _add_task_folder() -> None:
-    if os.environ.get(NO_AUTO_TASKS_ENV, "").strip() not in ("", "0"):
+    from ...core.settings import env_flag
+
+    if env_flag(NO_AUTO_TASKS_ENV):
         return
     found = lmms_eval_version()
     if not found.startswith(TESTED_VERSIONS):
@@ -130,16 +132,17 @@ def check_cli_run(args: argparse.Namespace) -> None:
     ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
     from ...core.settings import SettingError
     from ...core.video.share import check_settings
-    from ...runs.preflight import is_main_process, stop_unless_blur_ready, stop_unless_ready
+    from ...runs.preflight import allow_video_errors, is_main_process, stop_unless_blur_ready, stop_unless_ready
     from .bridges.guard import frame_list_problem
 
-    try:
-        check_settings()  # a decode setting the run cannot take stops it now, not at its first decode
+    try:  # a setting the run cannot take stops it now (decode settings: not at its first decode, on a worker)
+        check_settings()
+        allow_video_errors()
+        problem = frame_list_problem(args.model, args.tasks, args.model_args)
     except SettingError as exc:
         if is_main_process():
             print(f"medhorizon-tasks: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    problem = frame_list_problem(args.model, args.tasks, args.model_args)
     if problem:
         if is_main_process():
             print(f"medhorizon-tasks: {problem}", file=sys.stderr)
