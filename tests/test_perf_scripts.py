@@ -66,6 +66,11 @@ def test_pipeline_speed_reports_the_overlap_and_one_decode_per_plan(tmp_path):
                           r"wall / serial sum: \d+\.\d\dx$", out, re.M)) == 2, out
     # several questions per video, one decode per distinct plan, in either process layout
     assert re.findall(r"^  decodes per distinct plan: (\d+\.\d\d)$", out, re.M) == ["1.00", "1.00"], out
+    # the overlap measured past the first plan's decode, which every order waits for
+    assert len(re.findall(r"^  wall / \(first decode \+ max\(model, decode\)\): \d+\.\d\dx \((met|over 1.05x by "
+                          r"\d+\.\d\dx)\); first decode \d+\.\d\d s$", out, re.M)) == 2, out
+    assert re.search(r"^  machine load \(1-minute average\) at the start \d+\.\d\d, at the end \d+\.\d\d, on \d+ "
+                     r"cores$", out, re.M), out  # beside the two-process run
 
 
 def test_blur_speed_reports_each_detector_and_the_pass():
