@@ -168,11 +168,12 @@ def run(setup: Setup, out=print) -> dict[int, dict]:
                         bframes=setup.bframes, directory=setup.directory, content=setup.content)
     index = index_video(video)
     out(f"video {describe(video, index)}")
-    low, high = REAL_BITRATE_MBPS
+    scale = setup.width * setup.height / (1920 * 1080)  # the 1080p range at the same bits per pixel
+    low, high = (x * scale for x in REAL_BITRATE_MBPS)
     rate = bitrate_mbps(video)
     within = "in" if low <= rate <= high else "OUTSIDE"
-    out(f"bitrate {rate:.1f} Mbit/s ({setup.content} content; {within} the {low:g}-{high:g} Mbit/s of real 1080p "
-        f"surgical recordings, bench_videos.REAL_BITRATE_MBPS)")
+    out(f"bitrate {rate:.1f} Mbit/s ({setup.content} content; {within} the {low:.1f}-{high:.1f} Mbit/s of real "
+        f"surgical recordings at this size: bench_videos.REAL_BITRATE_MBPS at 1080p, scaled by pixels)")
     plans = {cap: plan_indices(index, cap) for cap in setup.caps}
     n_cores = cores()
 
