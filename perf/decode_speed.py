@@ -100,7 +100,15 @@ from bench_readers import (  # noqa: E402
     sequential_digests,
 )
 from bench_report import describe, table, verdict  # noqa: E402
-from bench_videos import BENCH_DIR, HD_VIDEOS, VideoSpec, bench_video, long_video  # noqa: E402
+from bench_videos import (  # noqa: E402
+    BENCH_DIR,
+    HD_VIDEOS,
+    REAL_BITRATE_MBPS,
+    VideoSpec,
+    bench_video,
+    bitrate_mbps,
+    long_video,
+)
 
 __all__ = ["Setup", "run", "projection", "LABELS", "PEERS", "READERS", "missing_reader"]
 
@@ -115,6 +123,7 @@ class Setup:
     fps: int = 25
     gop: int = 250
     bframes: int = 3
+    content: str = "pan"
     caps: tuple[int, ...] = (64, 512, 1248)
     headline_cap: int = 512
     runs: int = 3
@@ -136,7 +145,7 @@ def hd_setups(quick: bool, runs: int | None = None) -> list[Setup]:
     """One setup per HD video (no memory check: the 320x240 run has it). Quick: 5-minute videos, one run."""
     seconds, n = (300, 1) if quick else (1800, 3)
     return [Setup(seconds=seconds, width=s.width, height=s.height, fps=s.fps, gop=s.gop, bframes=s.bframes,
-                  runs=runs or n, long_bframes=()) for s in HD_VIDEOS]
+                  content=s.content, runs=runs or n, long_bframes=()) for s in HD_VIDEOS]
 
 
 def run(setup: Setup, out=print) -> dict[int, dict]:
@@ -156,9 +165,15 @@ def run(setup: Setup, out=print) -> dict[int, dict]:
         out(f"NOTE: {why}: left out")
 
     video = bench_video(setup.seconds, fps=setup.fps, width=setup.width, height=setup.height, gop=setup.gop,
-                        bframes=setup.bframes, directory=setup.directory)
+                        bframes=setup.bframes, directory=setup.directory, content=setup.content)
     index = index_video(video)
     out(f"video {describe(video, index)}")
+    scale = setup.width * setup.height / (1920 * 1080)  # the 1080p range at the same bits per pixel
+    low, high = (x * scale for x in REAL_BITRATE_MBPS)
+    rate = bitrate_mbps(video)
+    within = "in" if low <= rate <= high else "OUTSIDE"
+    out(f"bitrate {rate:.1f} Mbit/s ({setup.content} content; {within} the {low:.1f}-{high:.1f} Mbit/s of real "
+        f"surgical recordings at this size: bench_videos.REAL_BITRATE_MBPS at 1080p, scaled by pixels)")
     plans = {cap: plan_indices(index, cap) for cap in setup.caps}
     n_cores = cores()
 
@@ -361,7 +376,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.hd:
         rates = {}
         for setup in hd_setups(args.quick, args.runs):
-            print(f"\nHD video: {VideoSpec(setup.width, setup.height, setup.fps, setup.gop, setup.bframes).describe()}")
+            spec = VideoSpec(setup.width, setup.height, setup.fps, setup.gop, setup.bframes, setup.content)
+            print(f"\nHD video: {spec.describe()}")
             summary = run(setup)
             rates[(setup.width, setup.height)] = max(s["rate_fps"] for s in summary.values())
         print("")

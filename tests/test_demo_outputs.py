@@ -117,7 +117,7 @@ def test_the_demo_says_what_each_number_it_prints_is(demo_reports):
     assert f"{uniform['invalid']} at cap 64, {text['invalid']} text-only (no frames), {oracle['invalid']} on the " \
            "evidence frames" in said and "declines when none of its frames shows the question's evidence" in said
     assert "default rule: the answer reading that scores here" in said
-    assert f"authors' rule: shown beside it" in said and f"({100 * uniform['accuracy_authors']:.1f}% at cap 64)" in said
+    assert "authors' rule: shown beside it" in said and f"({100 * uniform['accuracy_authors']:.1f}% at cap 64)" in said
     assert "percentile bootstrap over the items" in LEADERBOARD_LEGEND[1] and "not the Wilson" in LEADERBOARD_LEGEND[1]
     page = " ".join((Path(__file__).parents[1] / "docs" / "getting-started.md").read_text().split())
     for phrase in ("`invalid=20`", "declines", "default rule", "authors' rule", "Wilson", "percentile bootstrap"):

@@ -14,10 +14,10 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from test_docs_examples import FENCE, _shows
 

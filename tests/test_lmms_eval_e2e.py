@@ -126,6 +126,9 @@ def test_two_processes_give_the_same_per_item_results(needle_run, synthetic, tmp
     assert run2.accuracy("medhorizon_synthetic") == pytest.approx(run1.accuracy("medhorizon_synthetic"))
     lines = run2.samples["medhorizon_synthetic"].read_text().splitlines()
     assert len(lines) == len(items), "no item lost or duplicated across ranks"
+    log = run2.log.read_text(encoding="utf-8", errors="replace")
+    for rank in (0, 1):  # each rank took half of the node's cores and decode memory, and said so once
+        assert log.count(f"medhorizon: rank {rank} of 2 on this node: ") == 1, log[-3000:]
 
 
 def test_a_broken_video_is_reported_and_the_rest_still_scored(synthetic, tmp_path, monkeypatch):

@@ -66,6 +66,11 @@ def test_pipeline_speed_reports_the_overlap_and_one_decode_per_plan(tmp_path):
                           r"wall / serial sum: \d+\.\d\dx$", out, re.M)) == 2, out
     # several questions per video, one decode per distinct plan, in either process layout
     assert re.findall(r"^  decodes per distinct plan: (\d+\.\d\d)$", out, re.M) == ["1.00", "1.00"], out
+    # the overlap measured past the first plan's decode, which every order waits for
+    assert len(re.findall(r"^  wall / \(first decode \+ max\(model, decode\)\): \d+\.\d\dx \((met|over 1.05x by "
+                          r"\d+\.\d\dx)\); first decode \d+\.\d\d s$", out, re.M)) == 2, out
+    assert re.search(r"^  machine load \(1-minute average\) at the start \d+\.\d\d, at the end \d+\.\d\d, on \d+ "
+                     r"cores$", out, re.M), out  # beside the two-process run
 
 
 def test_blur_speed_reports_each_detector_and_the_pass():
@@ -133,3 +138,27 @@ def test_scoring_plain_predictions_imports_no_numpy(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stderr.strip().splitlines()[-2:] == ["[]", "[]"], res.stderr
+
+
+def test_the_hd_benchmark_videos_look_like_footage_not_a_pan(tmp_path):
+    """The tissue content of perf/'s HD videos: sensor noise and non-rigid motion make consecutive frames differ
+    by more than a shift, and cost the encoder several times the bits of the panning texture at the same settings
+    (bench_videos.REAL_BITRATE_MBPS says which range the 1080p ones must fall in: decode_speed.py --hd prints it)."""
+    sys.path.insert(0, str(ROOT / "perf"))
+    try:
+        import bench_videos as bv
+    finally:
+        sys.path.remove(str(ROOT / "perf"))
+    import numpy as np
+
+    frames = [f.copy() for f in bv._tissue_planes(3, 25, 192, 108)]
+    luma = [f[:108].astype(np.int16) for f in frames]
+    best_shift = min(np.abs(np.roll(luma[0], (dy, dx), (0, 1)) - luma[1])[8:-8, 8:-8].mean()
+                     for dy in range(-4, 5) for dx in range(-4, 5))
+    assert best_shift > 1.0, "no shift of the previous frame gives the next: noise and a non-rigid motion"
+    tissue = bv.bench_video(4, width=192, height=108, gop=25, bframes=2, directory=tmp_path, content="tissue")
+    pan = bv.bench_video(4, width=192, height=108, gop=25, bframes=2, directory=tmp_path)
+    assert tissue.name.startswith("tissue_") and pan.name.startswith("pan_")
+    assert bv.bitrate_mbps(tissue) > 2 * bv.bitrate_mbps(pan)
+    low, high = bv.REAL_BITRATE_MBPS
+    assert 0 < low < high and all(spec.content == "tissue" for spec in bv.HD_VIDEOS)

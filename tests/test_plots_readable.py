@@ -1,8 +1,6 @@
 """Figures a reader can read (issue 39 item 8): coinciding recall curves stay visible, value labels stay clear
 of the error bars, task codes are spelled out."""
 
-import json
-from pathlib import Path
 
 import matplotlib.image as mpimg
 

@@ -88,7 +88,7 @@ def test_json_contract(release, tmp_path, capsys):
     assert (lo, hi) == pytest.approx(proportion_confint(4, 26, method="wilson"))
     assert list(rep["by_task"]) == TASKS
     assert rep["by_task"]["PR"] == {"accuracy": 1.0, "correct": 2, "n": 2, "invalid": 0, "missing": 0, "errors": 0,
-                                    "request_errors": 0, "refused": 0, "truncated": 0,
+                                    "request_errors": 0, "refused": 0, "truncated": 0, "oom": 0,
                                     "accuracy_authors": 1.0, "correct_authors": 2, "rules_disagree": 0,
                                     "ci95": pytest.approx(list(proportion_confint(2, 2, method="wilson"))),
                                     "ci_method": "wilson"}

@@ -336,7 +336,7 @@ def test_report_hand_computed(items):
 
     # SM: m1 correct, m2 incorrect, m3 no usable verdict
     assert rep["sm"] == {"accuracy": pytest.approx(1 / 3), "correct": 1, "n": 3, "judged": 2, "not_judged": 0,
-                         "invalid": 1, "request_errors": 0, "refused": 0, "truncated": 0, "judge": [{"model": "fake_judge"}]}
+                         "invalid": 1, "request_errors": 0, "refused": 0, "truncated": 0, "oom": 0, "judge": [{"model": "fake_judge"}]}
 
     # MG: blind gets a2 and t1 right -> 2/11; MG = 5/11 - 2/11. SM: both runs judged alike (1/3 each) -> 0
     assert rep["mg"]["overall"] == pytest.approx(float(Fraction(3, 11)))
@@ -349,7 +349,7 @@ def test_report_hand_computed(items):
 def test_report_exact_json_keys(items):
     rep = S.report(run(items, VISUAL), blind_records=run(items, BLIND), n_resamples=NR)
     summary_keys = {"accuracy", "correct", "n", "ci95_bootstrap", "ci95_wilson", "invalid", "missing", "errors",
-                    "request_errors", "refused", "truncated"}
+                    "request_errors", "refused", "truncated", "oom"}
     assert list(rep) == ["benchmark", "mu", "perception", "reasoning", "by_category", "sm", "video_errors",
                          "failed_responses", "missing", "blind_missing", "blind_failed_responses", "mg"]
     assert rep["benchmark"] == "sureon"
@@ -357,7 +357,7 @@ def test_report_exact_json_keys(items):
         assert set(rep[key]) == summary_keys
     assert all(set(v) == summary_keys for v in rep["by_category"].values())
     assert set(rep["sm"]) == {"accuracy", "correct", "n", "judged", "not_judged", "invalid", "request_errors",
-                              "refused", "truncated", "judge"}
+                              "refused", "truncated", "oom", "judge"}
     assert set(rep["mg"]) == {"overall", "by_category", "ci95_bootstrap", "pvalue", "n", "ci_method",
                               "by_category_ci95", "by_category_pvalue"}
     assert all(isinstance(v, float) for v in rep["mg"]["by_category"].values())
@@ -415,7 +415,7 @@ def test_sm_never_enters_mu(items):
     assert rep_a["reasoning"] == rep_c["reasoning"]
     assert (rep_a["sm"]["accuracy"], rep_b["sm"]["accuracy"]) == (1.0, 0.0)
     assert rep_c["sm"] == {"accuracy": None, "correct": 0, "n": 3, "judged": 0, "not_judged": 3, "invalid": 0,
-                           "request_errors": 0, "refused": 0, "truncated": 0, "judge": []}
+                           "request_errors": 0, "refused": 0, "truncated": 0, "oom": 0, "judge": []}
 
 
 def test_report_rejects_mismatched_blind_run_and_duplicates(items):

@@ -203,6 +203,8 @@ def test_two_processes_under_accelerate_launch_give_byte_identical_outputs(refer
         assert (out / name).read_bytes() == (reference / name).read_bytes(), name
     journals = {p.name: len(p.read_text().splitlines()) for p in (out / "journal").glob("rank-*.jsonl")}
     assert journals == {"rank-0.jsonl": 3, "rank-1.jsonl": 3}  # each process labelled its three videos
+    for rank in (0, 1):  # each rank took half of the node's cores and decode memory, and said so once
+        assert proc.stderr.count(f"medhorizon: rank {rank} of 2 on this node: ") == 1, proc.stderr[-3000:]
     assert proc.stdout.count("Table 2. Task 1") == 1  # one process wrote and printed the outputs
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..core.errors import DataError, MedHorizonError, VideoError
 from ..core.file_identity import file_identity
+from ..core.settings import env_text
 
 __all__ = ["Source", "SOURCES", "VideoRef", "VideoProblem", "video_refs", "default_root", "VideoCheckCache",
            "check_videos", "video_identities"]
@@ -102,7 +103,7 @@ def video_refs(benchmark: str, data: str | os.PathLike) -> tuple[int, list[Video
 
 
 def default_root(benchmark: str, data: Path) -> Path:
-    env = os.environ.get(SOURCES[benchmark].root_env)
+    env = env_text(SOURCES[benchmark].root_env)
     if env:
         return Path(env).expanduser()
     return data if data.is_dir() else data.parent

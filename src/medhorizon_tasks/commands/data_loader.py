@@ -4,10 +4,9 @@ an error that says which benchmark's data a wrong path is."""
 
 from __future__ import annotations
 
-import os
-
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData, load_benchmark_data
 from ..core.errors import DataError, MedHorizonError
+from ..core.settings import env_text
 
 __all__ = ["DataLoader", "data_map"]
 
@@ -64,7 +63,7 @@ class DataLoader:
         else:
             path = self.paths.get(None)
             others = [b for b in BENCHMARKS if b in self.paths]
-            if path is None and others and not (bench == "medhorizon" and os.environ.get(DATA_ENV)):
+            if path is None and others and not (bench == "medhorizon" and env_text(DATA_ENV)):
                 raise DataError(f"{wrong}{' or '.join(others)}: --data gives {' and '.join(others)} data only; "
                                 f"pass --data {bench}=PATH", source=submission)
             if path is not None:

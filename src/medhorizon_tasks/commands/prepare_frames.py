@@ -4,10 +4,10 @@ itself: :mod:`.jobs.prepare_frames`), report its size or clear it (or the packet
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
+from ..core.settings import env_text
 from ..core.text import plural, with_item
 from .common import EXIT_USAGE
 
@@ -54,7 +54,7 @@ def _cmd_prepare(args) -> int:
         bench = build_synthetic(progress=True)
         items, root = load_release(bench.data_path), bench.video_root
     else:
-        data = args.data or os.environ.get(DATA_ENV)
+        data = args.data or env_text(DATA_ENV)
         items = load_release(data)
         root = Path(args.video_root) if args.video_root else default_video_root(data)
     summary = prepare_frames(items, settings, root, cache=FrameCache(args.cache), workers=args.workers,

@@ -122,7 +122,7 @@ def _cmd_score_surghi(args) -> int:
         if any(r.get(k) for k in scoring.COUNT_KEYS):
             print(f"warning: {ds}: {r['n_missing']} annotated frame(s) without a prediction (scored wrong), "
                   f"{r.get('n_errors', 0)} frame(s) whose video could not be read (scored wrong), "
-                  f"{r['n_request_errors'] + r['n_refused'] + r['n_truncated']} frame(s) the model gave no answer to (scored wrong), "
+                  f"{r['n_request_errors'] + r['n_refused'] + r['n_truncated'] + r.get('n_oom', 0)} frame(s) the model gave no answer to (scored wrong), "
                   f"{r['n_extra']} prediction(s) for frames not in the annotations (ignored)", file=sys.stderr)
     for name, u in rep.get("unknown_datasets", {}).items():
         hint = f" (did you mean {u['did_you_mean']!r}?)" if u["did_you_mean"] else ""

@@ -99,11 +99,10 @@ def _cmd_select(args) -> int:
         bench = build_synthetic(progress=main and not args.quiet)
         data, root = bench.data_path, Path(args.video_root or bench.video_root)
     else:
-        import os
-
         from ..benchmarks.medhorizon.release import DATA_ENV
+        from ..core.settings import env_text
 
-        raw = args.data or os.environ.get(DATA_ENV)
+        raw = args.data or env_text(DATA_ENV)
         if not raw:
             raise MedHorizonError(f"--data or ${DATA_ENV}: the MedHorizon release to select frames for")
         data = Path(raw).expanduser()

@@ -8,9 +8,9 @@ status 2).
 from __future__ import annotations
 
 import argparse
-import os
 
 from ..core.errors import MedHorizonError
+from ..core.settings import env_text
 from .common import BENCHMARKS, pairs
 from .data_args import add_synthetic_argument
 from .help import old_spellings
@@ -77,7 +77,7 @@ def _cmd_videos(args) -> int:
     from ..core.text import report_json
     from ..data.reconstruct import read_checksums, reconstruct
 
-    data = args.data or os.environ.get(_DATA_ENV[args.benchmark])
+    data = args.data or env_text(_DATA_ENV[args.benchmark])
     if not data:
         raise MedHorizonError(f"no data: pass --data or set {_DATA_ENV[args.benchmark]}")
     if not args.video_root:

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import xxhash
 
+from .settings import env_text
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import sqlite3
@@ -56,7 +58,7 @@ def stat_key(path: str | os.PathLike) -> tuple[int, int, int, int, int]:
 
 
 def _db_path() -> Path:
-    return Path(os.environ.get(IDENTITY_ENV) or Path.home() / ".cache" / "medhorizon_tasks" /
+    return Path(env_text(IDENTITY_ENV) or Path.home() / ".cache" / "medhorizon_tasks" /
                 "file_identity.sqlite3")
 
 

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from .errors import DataError, MedHorizonError
 from .journal import Journal, request_key
 from .retry import MAX_RETRY_WAIT_S, backoff_wait, retry_after, transient_status  # noqa: F401 (documented here)
+from .settings import env_text
 
 __all__ = [
     "PROMPT_VERSION",
@@ -137,7 +138,7 @@ _ENV_API_KEY = ("MEDHORIZON_JUDGE_API_KEY", "OPENAI_API_KEY")
 
 def _env_first(names: tuple[str, ...]) -> str | None:
     for name in names:
-        value = os.environ.get(name, "").strip()
+        value = env_text(name)
         if value:
             return value
     return None

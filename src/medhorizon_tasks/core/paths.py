@@ -7,6 +7,7 @@ import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from .errors import VideoError
+from .settings import env_text
 
 VIDEO_ROOT_ENV = "MEDHORIZON_VIDEO_ROOT"
 
@@ -62,7 +63,7 @@ def _why(exc: BaseException) -> str:
 
 def default_video_root(data_path: str | os.PathLike) -> Path:
     """``$MEDHORIZON_VIDEO_ROOT``, else the folder holding the data (a dataset folder, or the data file's folder)."""
-    env = os.environ.get(VIDEO_ROOT_ENV)
+    env = env_text(VIDEO_ROOT_ENV)
     if env:
         return Path(env).expanduser()
     data = Path(data_path).expanduser()

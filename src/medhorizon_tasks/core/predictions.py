@@ -17,7 +17,7 @@ import os
 from .errors import DataError
 from .jsonl import iter_jsonl
 from .log_samples import is_lmms_sample, response_text
-from .responses import FAILURE_STATUSES, REFUSED, REQUEST_ERROR, TRUNCATED, response_failure
+from .responses import FAILURE_STATUSES, OOM, REFUSED, REQUEST_ERROR, TRUNCATED, response_failure
 from .text import listing
 
 __all__ = ["PREDICTION_KEYS", "parse_uid", "read_predictions", "departures_of", "records_for", "status_counts", "failed_responses",
@@ -160,16 +160,16 @@ def records_for(items, predictions: dict[str, dict], mode: str | None, *, score,
 
 # ------------------------------------------------------------------ what did not count as an answer
 
-STATUS_COUNT_KEYS = ("invalid", "missing", "errors", "request_errors", "refused", "truncated")
+STATUS_COUNT_KEYS = ("invalid", "missing", "errors", "request_errors", "refused", "truncated", "oom")
 _COUNTED = {"missing": "missing", "error": "errors", REQUEST_ERROR: "request_errors", REFUSED: "refused",
-            TRUNCATED: "truncated"}
+            TRUNCATED: "truncated", OOM: "oom"}
 _ANSWERED = ("ok", "not_judged")  # an answer, scored (or waiting for the judge)
 
 
 def status_counts(records) -> dict[str, int]:
     """How many records of a group did not count as an answer, by kind: ``invalid`` (no extractable answer),
-    ``missing`` (no prediction), ``errors`` (the video could not be read), ``request_errors``, ``refused`` and
-    ``truncated`` (the model's response was a failure, :mod:`medhorizon_tasks.core.responses`)."""
+    ``missing`` (no prediction), ``errors`` (the video could not be read), ``request_errors``, ``refused``,
+    ``truncated`` and ``oom`` (the model's response was a failure, :mod:`medhorizon_tasks.core.responses`)."""
     counts = dict.fromkeys(STATUS_COUNT_KEYS, 0)
     for r in records:
         status = r.get("status")
@@ -180,7 +180,7 @@ def status_counts(records) -> dict[str, int]:
 
 def failed_responses(records) -> list[dict]:
     """``{"uid", "status", "reason"}`` of every record whose response was a failure (``request_error``,
-    ``refused`` or ``truncated``), in record order: what the reports list by uid."""
+    ``refused``, ``truncated`` or ``oom``: its reason names the frame count and size), in record order: what the reports list by uid."""
     out = []
     for r in records:
         if isinstance(r, dict) and r.get("status") in FAILURE_STATUSES:

@@ -24,6 +24,11 @@ status             what the response was
 ``truncated``      an empty reply (nothing but white space), or one the provider cut at the
                    length limit (``finish_reason: length``; the bridge's marker,
                    :func:`truncated_text`, keeps the partial text after it)
+``oom``            the accelerator ran out of memory on this item (a local model's
+                   ``torch.cuda.OutOfMemoryError``, caught per item by the bridges, the probes
+                   and ``medhorizon_resume``: :func:`oom_text` names the item's frame count and
+                   size). The accelerator's cache is emptied and the run goes on with the next
+                   item; a resumed run asks it again (it is not the model's answer)
 =================  ===========================================================================
 
 Each of them makes a run exit non-zero (``medhorizon-tasks run``, ``vlmeval``):
@@ -38,17 +43,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["REQUEST_ERROR", "REFUSED", "TRUNCATED", "FAILURE_STATUSES", "Failure", "response_failure",
-           "request_error_text", "refused_text", "truncated_text"]
+__all__ = ["REQUEST_ERROR", "REFUSED", "TRUNCATED", "OOM", "FAILURE_STATUSES", "Failure", "response_failure",
+           "request_error_text", "refused_text", "truncated_text", "oom_text", "is_out_of_memory",
+           "empty_accelerator_cache"]
 
 REQUEST_ERROR = "request_error"
 REFUSED = "refused"
 TRUNCATED = "truncated"
-FAILURE_STATUSES = (REQUEST_ERROR, REFUSED, TRUNCATED)
+OOM = "oom"
+FAILURE_STATUSES = (REQUEST_ERROR, REFUSED, TRUNCATED, OOM)
 
 _REQUEST_ERROR_TAG = "MEDHORIZON_REQUEST_ERROR"
 _REFUSED_TAG = "MEDHORIZON_REFUSED"
 _TRUNCATED_TAG = "MEDHORIZON_TRUNCATED"
+_OOM_TAG = "MEDHORIZON_OOM"
 _REASON_CHARS = 300
 
 # each failure text at the start of a response (leading white space allowed), with the reason it carries
@@ -56,6 +64,7 @@ _FAILURES = (
     (re.compile(rf"\[{_REQUEST_ERROR_TAG}(?P<head>[^\]]*)\]\s*(?P<reason>.*)", re.S), REQUEST_ERROR),
     (re.compile(rf"\[{_TRUNCATED_TAG}(?P<head>[^\]]*)\]\s*(?P<reason>.*)", re.S), TRUNCATED),
     (re.compile(rf"\[{_REFUSED_TAG}(?P<head>[^\]]*)\]\s*(?P<reason>.*)", re.S), REFUSED),
+    (re.compile(rf"\[{_OOM_TAG}(?P<head>[^\]]*)\]\s*(?P<reason>.*)", re.S), OOM),
     (re.compile(r"\[LMMS_EVAL_REQUEST_FAILED(?P<head>[^\]]*)\]\s*(?P<reason>.*)", re.S), REQUEST_ERROR),
     (re.compile(r"(?P<head>)(?P<reason>Fail(?:ed)? to obtain answer.*)", re.S), REQUEST_ERROR),
 )
@@ -90,9 +99,9 @@ def response_failure(text) -> Failure | None:
         if m is None:
             continue
         head, reason = m.group("head").strip(" :"), m.group("reason")
-        if status in (TRUNCATED, REFUSED):  # the marker's head is why; what follows is the partial answer
-            return Failure(status, _one_line(head or ("cut at the length limit" if status == TRUNCATED
-                                                      else "refused by the provider")))
+        if status in (TRUNCATED, REFUSED, OOM):  # the marker's head is why; what follows is the partial answer
+            return Failure(status, _one_line(head or {TRUNCATED: "cut at the length limit", REFUSED:
+                                                      "refused by the provider", OOM: "out of memory"}[status]))
         return Failure(status, _one_line(": ".join(p for p in (head, reason.strip()) if p)) or "request failed")
     return None
 
@@ -112,3 +121,43 @@ def refused_text(why: str, partial: str | None = None) -> str:
     """The response a bridge writes for an item the provider refused for its content (``why``: its words, or
     ``finish_reason=content_filter``), any partial text kept after the marker for the record (never extracted)."""
     return f"[{_REFUSED_TAG}: {_one_line(why)}] {partial or ''}".rstrip()
+
+
+def oom_text(what: str, error) -> str:
+    """The response a bridge writes for an item on which the accelerator ran out of memory: ``what`` it was given
+    (:func:`~.video.planned_frames.describe_visuals`: frame count and size, so a report names the plans that do not
+    fit) and the error's own words, all in the marker (nothing after it is read)."""
+    why = f"{what}: {error}".replace("[", "(").replace("]", ")")  # the marker's head ends at the first "]"
+    return f"[{_OOM_TAG}: {_one_line(why)}]"
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is the accelerator running out of memory: torch's ``OutOfMemoryError``
+    (``torch.cuda.OutOfMemoryError``, ``torch.OutOfMemoryError`` since torch 2.5, and any subclass), or the
+    ``RuntimeError`` older torch and other back ends raise with "out of memory" in its text. Known by class,
+    so that core imports no torch."""
+    for cls in type(exc).__mro__:
+        if cls.__name__ == "OutOfMemoryError" and cls.__module__.split(".")[0] == "torch":
+            return True
+    return type(exc) is RuntimeError and "out of memory" in str(exc).lower()
+
+
+def empty_accelerator_cache() -> None:
+    """Give the memory the allocator still caches back to the device after an out-of-memory item (CUDA, and
+    Apple's MPS), so the next item starts from what the model itself holds. Nothing without torch loaded."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    import gc
+
+    gc.collect()  # the failed forward's tensors, held by the traceback's frames until collected
+    try:
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        mps = getattr(torch, "mps", None)
+        if mps is not None and getattr(torch.backends, "mps", None) and torch.backends.mps.is_available():
+            mps.empty_cache()
+    except Exception:  # noqa: BLE001 (a device that cannot even be asked: the next item will say so)
+        pass

@@ -43,6 +43,7 @@ from ..benchmarks.videos import (
     video_refs,
 )
 from ..core.errors import DataError, MedHorizonError
+from ..core.settings import env_flag, env_text
 
 __all__ = ["ALLOW_VIDEO_ERRORS_ENV", "Source", "SOURCES", "VideoRef", "VideoProblem", "PreflightReport",
            "video_refs", "check_videos", "preflight", "allow_video_errors", "VideoCheckCache", "stop_unless_ready",
@@ -54,7 +55,7 @@ ALLOW_VIDEO_ERRORS_ENV = "MEDHORIZON_ALLOW_VIDEO_ERRORS"
 
 def allow_video_errors() -> bool:
     """Whether the user asked to run despite failing videos (their items are then counted wrong)."""
-    return os.environ.get(ALLOW_VIDEO_ERRORS_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    return env_flag(ALLOW_VIDEO_ERRORS_ENV)
 
 
 @dataclass
@@ -136,7 +137,7 @@ def preflight(benchmark: str, data: str | os.PathLike | None = None, video_root:
     if src is None:
         raise MedHorizonError(f"unknown benchmark {benchmark!r} (expected one of {', '.join(SOURCES)})")
     if data is None:
-        data = os.environ.get(src.data_env)
+        data = env_text(src.data_env)
         if not data:
             return PreflightReport(benchmark, Path(""), None, 0, 0,
                                    fatal=f"{src.data_env} is not set: set it to {src.what}")
@@ -144,7 +145,7 @@ def preflight(benchmark: str, data: str | os.PathLike | None = None, video_root:
     try:
         n_items, refs = video_refs(benchmark, data)
     except DataError as exc:
-        where = f"{src.data_env}={data}" if os.environ.get(src.data_env) == str(data) else str(data)
+        where = f"{src.data_env}={data}" if env_text(src.data_env) == str(data) else str(data)
         return PreflightReport(benchmark, data, None, 0, 0, fatal=f"the data ({where}) cannot be used: {exc}")
     root = Path(video_root).expanduser() if video_root is not None else default_root(benchmark, data)
     report = PreflightReport(benchmark, data, root, n_items, len(refs))
@@ -168,7 +169,7 @@ def is_main_process() -> bool:
     """Whether this is the process that speaks for a (possibly multi-process) run: every rank runs the
     same checks and reaches the same verdict, only one prints it."""
     for var in ("RANK", "LOCAL_RANK"):
-        if os.environ.get(var, "0").strip() not in ("0", ""):
+        if (env_text(var) or "0") != "0":
             return False
     return True
 

@@ -101,13 +101,16 @@ class TooLarge(Exception):
 class MaintainerToken:
     """The maintainer's token, from ``$MEDHORIZON_MAINTAINER_TOKEN`` or a file (re-read when it changes)."""
 
-    def __init__(self, path: str | os.PathLike | None = None, *, environ=os.environ):
+    def __init__(self, path: str | os.PathLike | None = None, *, environ=None):
+        from ..core.settings import env_text
+
         self.path = Path(path) if path else None
-        self._env = environ.get(TOKEN_ENV) if not path else None
+        from_env = env_text(TOKEN_ENV, environ)
+        self._env = from_env if not path else None
         self._stamp: tuple | None = None
         self._token: str | None = None
         self._lock = threading.Lock()
-        if self.path is not None and environ.get(TOKEN_ENV):
+        if self.path is not None and from_env:
             raise MedHorizonError(f"both ${TOKEN_ENV} and --maintainer-token-file are set: give the token one way")
         self._check(self.current())
 

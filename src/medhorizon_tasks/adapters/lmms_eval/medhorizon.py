@@ -20,7 +20,6 @@ the run: the model gets no frames for that item, and its record is marked
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from loguru import logger
@@ -30,6 +29,7 @@ from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, decode
 from ...benchmarks.medhorizon.release import DATA_ENV, Item, items_to_dataset, load_release
 from ...core.errors import MedHorizonError, VideoError
 from ...core.paths import VIDEO_ROOT_ENV, default_video_root
+from ...core.settings import env_text
 from ...core.video.status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
@@ -41,7 +41,7 @@ def _with_root(items: list[Item], root: Path):
 
 def process_docs_release(dataset):
     """Replace the placeholder dataset with the MedHorizon release named by ``$MEDHORIZON_DATA``."""
-    path = os.environ.get(DATA_ENV)
+    path = env_text(DATA_ENV)
     if not path:
         raise MedHorizonError(
             f"The medhorizon tasks need the release: set {DATA_ENV}=/path/to/mlvbench_test.jsonl (or a local "
@@ -127,7 +127,7 @@ def aggregate_accuracy(records: list[dict]) -> float:
     o = rep["overall"]
     logger.info(f"[medhorizon] accuracy {o['correct']}/{o['n']} = {o['accuracy']:.4f} "
                 f"(invalid {o['invalid']}, video errors {o['errors']}, request errors {o['request_errors']}, "
-                f"refused {o['refused']}, truncated {o['truncated']})")
+                f"refused {o['refused']}, truncated {o['truncated']}, out of memory {o['oom']})")
     for e in rep["video_errors"]:
         logger.warning(f"[medhorizon] video error, item {e['uid']}: {e['error']}")
     line = scoring.rules_line(rep)

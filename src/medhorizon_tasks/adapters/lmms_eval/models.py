@@ -19,9 +19,10 @@ from lmms_eval.api.model import lmms
 from lmms_eval.models.registry_v2 import ModelManifest
 from tqdm import tqdm
 
+from ...core.responses import response_failure
 from ...data.synthetic import probes
 from ...data.synthetic.probes import image_digest
-from .bridges.base import visuals_ahead
+from .bridges.base import answer_or_oom, visuals_ahead
 
 
 def manifests() -> list[ModelManifest]:
@@ -56,7 +57,7 @@ class _Probe(lmms):
                                desc=f"{type(self).__name__}"):
             context, gen_kwargs, _, doc_id, task, _ = requests[i].args[:6]
             visuals = [v for v in (visuals or []) if v is not None]
-            text = self.answer(visuals, context)
+            text = answer_or_oom(lambda: self.answer(visuals, context), visuals, f"doc {doc_id} of {task}")
             if self.delay_s:
                 time.sleep(self.delay_s)
             if self.record_path:
@@ -65,7 +66,8 @@ class _Probe(lmms):
                                          "n_images": len(visuals), "prompt": context,
                                          "images": [image_digest(v) for v in visuals]}) + "\n")
             out[i] = text
-            self.cache_hook.add_partial("generate_until", (context, gen_kwargs), text)
+            if response_failure(text) is None:
+                self.cache_hook.add_partial("generate_until", (context, gen_kwargs), text)
         return out
 
     def generate_until_multi_round(self, requests) -> list[str]:

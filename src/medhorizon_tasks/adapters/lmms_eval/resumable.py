@@ -33,7 +33,10 @@ A response that is a failure (a request that failed after its retries, an
 empty or cut-off reply: :func:`medhorizon_tasks.core.responses.response_failure`)
 is returned to lmms-eval, which records it as such, but never journaled: a
 rerun asks it again (a journal of an earlier version that holds one asks it
-again too). An item the provider refused for its content (``refused``) is
+again too). An item on which the accelerator ran out of memory (``oom``: the
+inner model's call raised ``torch.cuda.OutOfMemoryError``; the accelerator's
+cache is emptied and the run goes on) is journaled as such, so that a rerun
+asks it again and says how many it asks. An item the provider refused for its content (``refused``) is
 journaled: the provider would refuse it again, and asking it on every rerun
 would pay for it every time; ``retry_refused=true`` asks the journaled
 refusals again.
@@ -53,11 +56,12 @@ from lmms_eval.models import get_model
 from loguru import logger
 
 from ...core.journal import TRANSPORT_ARGS, Journal, request_key, run_identity
-from ...core.responses import REFUSED, response_failure
-from ...core.video.ahead import DEFAULT_AHEAD_BYTES, DEFAULT_AHEAD_DEPTH, ahead, result_bytes, run_plans
+from ...core.responses import OOM, REFUSED, response_failure
+from ...core.video.ahead import DEFAULT_AHEAD_DEPTH, ahead, ahead_budget, result_bytes, run_plans
+from ...core.video.planned_frames import describe_visuals
 from ...core.video.size import requested_size
 from ...core.video.status import OUTCOMES
-from .bridges.base import request_visuals
+from .bridges.base import answer_or_oom, request_visuals
 
 
 def _task_fingerprint(request) -> str:
@@ -124,7 +128,7 @@ class ResumableModel(lmms):
         self._sync_inner()
         journal = self._open_journal()
         keys = [self._key(method, r) for r in requests]
-        todo, stale, refused = [], 0, 0
+        todo, stale, refused, oom_again = [], 0, 0, 0
         for i, k in enumerate(keys):
             rec = journal.record(k)
             if rec is not None and OUTCOMES.unchanged(rec.get("video")) and self._reused(rec["response"]):
@@ -133,6 +137,10 @@ class ResumableModel(lmms):
             else:
                 todo.append(i)
                 stale += rec is not None and self._reused(rec["response"])
+                oom_again += rec is not None and _status(rec["response"]) == OOM
+        if oom_again:
+            logger.warning(f"[medhorizon_resume] {self.journal_path}: {oom_again} item(s) on which the accelerator ran "
+                           f"out of memory (oom) in an earlier run are asked again")
         if refused:
             logger.warning(f"[medhorizon_resume] {self.journal_path}: {refused} item(s) the provider refused for "
                            f"their content are not asked again (journaled as refused); model arg "
@@ -142,27 +150,39 @@ class ResumableModel(lmms):
                            f"again: a video they were given has changed, or appeared, since they were journaled")
         failed: dict[str, object] = {}  # this run's failed responses: returned, never journaled
         prefetch = self._ahead(method, [requests[i] for i in todo])
+        n_oom = 0
         for start in range(0, len(todo), self.chunk):
             batch = todo[start:start + self.chunk]
+            shown = []  # what each request of the chunk shows the model, for an oom's report
             for _ in batch:  # this chunk's frames are decoded (the inner model's doc_to_visual finds them decoded)
-                next(prefetch, None)  # and the next chunks' decode while the inner model answers this one
+                done = next(prefetch, None)  # and the next chunks' decode while the inner model answers this one
+                shown.append(done.value[1] if done is not None and done.value is not None else "its frames")
             mark = OUTCOMES.mark()
-            responses = getattr(self.inner, method)([requests[i] for i in batch])
+            chunk = [requests[i] for i in batch]
+            # an inner model without the bridges' own per-item guard: out of memory on the chunk is each item's oom
+            answer = answer_or_oom(lambda: getattr(self.inner, method)(chunk), None,
+                                   f"{len(batch)} request(s) of {self.inner_name}", what="; ".join(shown))
+            responses = [answer] * len(batch) if isinstance(answer, str) else answer
             video = OUTCOMES.since(mark)
             for i, resp in zip(batch, responses):
                 resp = _journalable(resp)
-                if _failed(resp) and _status(resp) != REFUSED:
+                if _status(resp) == OOM:
+                    n_oom += 1  # journaled as oom: a rerun asks it again and says so
+                elif _failed(resp) and _status(resp) != REFUSED:
                     failed[keys[i]] = resp
                     continue
                 journal.add(keys[i], resp, replace=True, task=requests[i].task_name, doc_id=requests[i].doc_id,
                             video=video)
+        if n_oom:
+            logger.warning(f"[medhorizon_resume] {n_oom} item(s) ran out of accelerator memory (oom): journaled as "
+                           f"such, a rerun asks them again")
         if failed:
             logger.warning(f"[medhorizon_resume] {len(failed)} response(s) were failures (request errors, empty or "
                            f"cut-off replies): not journaled, a rerun asks them again")
         return [failed[k] if k in failed else journal.get(k) for k in keys]
 
     def _reused(self, response) -> bool:
-        """Whether a journaled response stands: an answer, or a refusal unless ``retry_refused``."""
+        """Whether a journaled response stands: an answer, or a refusal unless ``retry_refused`` (never an oom)."""
         status = _status(response)
         return status is None or (status == REFUSED and not self.retry_refused)
 
@@ -175,12 +195,13 @@ class ResumableModel(lmms):
             return iter(())
         rule = getattr(self.inner, "frame_size_rule", None)
 
-        def work(request) -> int:  # the frames' bytes (the images are dropped; the store keeps the decoded plan)
-            with requested_size(rule), OUTCOMES.unrecorded():  # the inner model's call records the outcome
-                return result_bytes(request_visuals(self, request))
+        def work(request) -> tuple[int, str]:  # the frames' bytes and what they are (the images are dropped; the
+            with requested_size(rule), OUTCOMES.unrecorded():  # store keeps the decoded plan; the inner model's
+                visuals = request_visuals(self, request)       # call records the outcome)
+                return result_bytes(visuals), describe_visuals(visuals)
 
-        return ahead(requests, work, nbytes=int, depth=max(self.chunk, DEFAULT_AHEAD_DEPTH),
-                     budget_bytes=min(DEFAULT_AHEAD_BYTES, run_plans().budget_bytes))
+        return ahead(requests, work, nbytes=lambda value: value[0], depth=max(self.chunk, DEFAULT_AHEAD_DEPTH),
+                     budget_bytes=min(ahead_budget(), run_plans().budget_bytes))
 
     def generate_until(self, requests) -> list:
         return self._run("generate_until", requests)

@@ -12,7 +12,8 @@ entry point's callable therefore calls :func:`install`, which
    the search paths -- and only for the lmms-eval versions it was tested
    with; any other version gets a warning and the old behaviour;
 2. when the process is the lmms-eval CLI evaluating a task of this package,
-   refuses a built-in wrapper known to mishandle a list of frames, naming the
+   refuses a decode setting it cannot take (:func:`medhorizon_tasks.core.video.share.check_settings`) and
+   a built-in wrapper known to mishandle a list of frames, naming the
    bridge to use (:mod:`.bridges.guard`; ``MEDHORIZON_ALLOW_FRAME_LIST=1`` opts
    out), stops a Sureon visual run whose blurring pass cannot run (its
    detectors are not installed), then runs the pre-flight (:mod:`medhorizon_tasks.runs.preflight`): data that do
@@ -67,7 +68,9 @@ def lmms_eval_version() -> str:
 
 
 def _add_task_folder() -> None:
-    if os.environ.get(NO_AUTO_TASKS_ENV, "").strip() not in ("", "0"):
+    from ...core.settings import env_flag
+
+    if env_flag(NO_AUTO_TASKS_ENV):
         return
     found = lmms_eval_version()
     if not found.startswith(TESTED_VERSIONS):
@@ -127,10 +130,19 @@ def benchmarks_needed(tasks: str) -> dict[str, bool]:
 def check_cli_run(args: argparse.Namespace) -> None:
     """The guard against wrappers that mishandle a frame list, then the pre-flight for the benchmarks
     ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
-    from ...runs.preflight import is_main_process, stop_unless_blur_ready, stop_unless_ready
+    from ...core.settings import SettingError
+    from ...core.video.share import check_settings
+    from ...runs.preflight import allow_video_errors, is_main_process, stop_unless_blur_ready, stop_unless_ready
     from .bridges.guard import frame_list_problem
 
-    problem = frame_list_problem(args.model, args.tasks, args.model_args)
+    try:  # a setting the run cannot take stops it now (decode settings: not at its first decode, on a worker)
+        check_settings()
+        allow_video_errors()
+        problem = frame_list_problem(args.model, args.tasks, args.model_args)
+    except SettingError as exc:
+        if is_main_process():
+            print(f"medhorizon-tasks: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     if problem:
         if is_main_process():
             print(f"medhorizon-tasks: {problem}", file=sys.stderr)

@@ -12,7 +12,6 @@ summaries are kept out of it and judged afterwards by ``medhorizon-tasks score
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from ...benchmarks.sureon import scoring
@@ -29,6 +28,7 @@ from ...benchmarks.sureon.protocol import (
 from ...core.errors import MedHorizonError, VideoError
 from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl
+from ...core.settings import env_text
 from ...core.video.planned_frames import PlannedFrames
 from ...core.video.size import PixelBudget
 from ...core.video.status import outcome_key
@@ -48,12 +48,12 @@ def _dataset(path: Path, root: Path):
 
 
 def process_docs_data(dataset):
-    path = os.environ.get(DATA_ENV)
+    path = env_text(DATA_ENV)
     if not path:
         raise MedHorizonError(f"The sureon tasks need {DATA_ENV}=/path/to/items.jsonl (and {VIDEO_ROOT_ENV}); "
                               "for the synthetic sample use --tasks sureon_synthetic_visual")
     data = Path(path).expanduser()
-    return _dataset(data, Path(os.environ.get(VIDEO_ROOT_ENV) or data.parent))
+    return _dataset(data, Path(env_text(VIDEO_ROOT_ENV) or data.parent))
 
 
 def process_docs_synthetic(dataset):

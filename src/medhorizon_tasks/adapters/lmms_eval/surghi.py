@@ -14,7 +14,6 @@ mean over datasets), so lmms-eval prints the same numbers as ``medhorizon-tasks 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from loguru import logger
@@ -33,6 +32,7 @@ from ...benchmarks.surghi.frames import (
 )
 from ...benchmarks.surghi.scoring import frame_record, records_report
 from ...core.errors import MedHorizonError, VideoError
+from ...core.settings import env_text
 from ...core.video.status import outcome_key
 from .visuals import decoded_frames, task_kwargs, video_error, video_file
 
@@ -58,12 +58,12 @@ def _dataset(data: Path, hierarchy_file: Path | None, root: Path):
 
 
 def process_docs_data(dataset):
-    path = os.environ.get(DATA_ENV)
+    path = env_text(DATA_ENV)
     if not path:
         raise MedHorizonError(f"The surghi task needs {DATA_ENV}=/path/to/items.jsonl (and {VIDEO_ROOT_ENV}, "
                               f"optionally {HIERARCHY_ENV}); for the synthetic sample use --tasks surghi_synthetic")
     data = Path(path).expanduser()
-    return _dataset(data, hierarchy_file_for(data), Path(os.environ.get(VIDEO_ROOT_ENV) or data.parent).expanduser())
+    return _dataset(data, hierarchy_file_for(data), Path(env_text(VIDEO_ROOT_ENV) or data.parent).expanduser())
 
 
 def process_docs_synthetic(dataset):

@@ -49,6 +49,7 @@ import numpy as np
 
 from ...core.safeio import append_jsonl, atomic_write_json
 from ...core.sampling import FramePlan
+from ...core.settings import env_text
 from ...core.video.frame_cache import FrameCache
 
 __all__ = ["FRAMES_ENV", "FrameStore", "OutcomeLog", "outcome_log_path"]
@@ -67,7 +68,7 @@ class FrameStore:
 
     @classmethod
     def from_env(cls, default_root: str | os.PathLike) -> "FrameStore":
-        return cls(os.environ.get(FRAMES_ENV) or default_root)
+        return cls(env_text(FRAMES_ENV) or default_root)
 
     def folder(self, video_path: str | os.PathLike, plan: FramePlan, max_side: int | None) -> Path:
         key = self._keys.key(video_path, plan, max_side)

@@ -38,7 +38,7 @@ from ...benchmarks.surghi.frames import load_hierarchy_file, read_frame_rows, re
 from ...benchmarks.surghi.scoring import frame_record as surghi_record
 from ...benchmarks.surghi.scoring import records_report as surghi_report
 from ...core.errors import VideoError
-from ...core.responses import REFUSED, REQUEST_ERROR, TRUNCATED
+from ...core.responses import OOM, REFUSED, REQUEST_ERROR, TRUNCATED
 from ...core.video.prepared import frame_size
 from ...core.video.size import PixelBudget
 from .frames import FrameStore
@@ -159,7 +159,7 @@ class MedHorizonProtocol(Protocol):
         o = report["overall"]
         beside = f"accuracy_{medhorizon_scoring.BESIDE[report['extraction']]}"  # the authors' rule's accuracy
         out = {k: o[k] for k in ("accuracy", "correct", "n", "invalid", "missing", "errors", "request_errors",
-                                 "refused", "truncated", beside, "rules_disagree")}
+                                 "refused", "truncated", "oom", beside, "rules_disagree")}
         out.update({f"accuracy_{code}": s["accuracy"] for code, s in report["by_task"].items()})
         return out
 
@@ -251,7 +251,7 @@ class SureonProtocol(Protocol):
                "perception": report["perception"]["accuracy"], "reasoning": report["reasoning"]["accuracy"],
                "errors": len(report["video_errors"]), "missing": len(report["missing"]),
                "request_errors": failed.count(REQUEST_ERROR), "refused": failed.count(REFUSED),
-               "truncated": failed.count(TRUNCATED),
+               "truncated": failed.count(TRUNCATED), "oom": failed.count(OOM),
                "sm_accuracy": report["sm"]["accuracy"], "sm_not_judged": report["sm"]["not_judged"]}
         out.update({f"accuracy_{c}": s["accuracy"] for c, s in report["by_category"].items()})
         if "mg" in report:
@@ -306,7 +306,7 @@ class SurgHiBenchProtocol(Protocol):
         o = report["overall"]
         keep = ("phase_acc", "phase_f1", "step_acc", "step_f1", "multi_level", "both_wrong", "both_right",
                 "step_given_phase", "sibling", "cousin", "semantic_step", "n_missing", "n_errors", "n_request_errors",
-                "n_refused", "n_truncated")
+                "n_refused", "n_truncated", "n_oom")
         return {k: (None if isinstance(o.get(k), float) and o[k] != o[k] else o.get(k)) for k in keep}
 
 

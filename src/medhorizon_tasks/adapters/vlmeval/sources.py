@@ -11,13 +11,13 @@ launcher can use it before the framework is loaded.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ...benchmarks.surghi.frames import hierarchy_file_for
 from ...benchmarks.videos import SOURCES, default_root
 from ...core.errors import MedHorizonError
+from ...core.settings import env_text
 from .presets import Preset
 
 __all__ = ["DataSource", "locate", "data_version_of"]
@@ -47,7 +47,7 @@ def locate(preset: Preset) -> DataSource:
         sg = build_surghi_sample()
         return DataSource(sg.annotations_path, sg.video_root, sg.hierarchy_path)
     src = SOURCES[preset.benchmark]
-    value = os.environ.get(src.data_env)
+    value = env_text(src.data_env)
     if not value:
         raise MedHorizonError(f"dataset {preset.name} needs {src.what}: set {src.data_env}=/path/to/it and "
                               f"{src.root_env}=/path/to/videos; for the embedded synthetic data use "

@@ -20,6 +20,7 @@ from ...core.file_identity import stat_key
 from ...core.mcq import parse_answer_key, parse_options
 from ...core.predictions import parse_uid
 from ...core.safeio import iter_jsonl, load_hf_dataset_folder, read_json, read_parquet_rows
+from ...core.settings import env_text
 from .taxonomy import resolve_task
 
 __all__ = ["Item", "load_release", "release_records", "flatten_record", "features", "items_to_dataset", "LETTERS",
@@ -341,7 +342,7 @@ def load_release(path: str | os.PathLike | None = None) -> list[Item]:
     local Hugging Face dataset folder; default ``$MEDHORIZON_DATA``.
     """
     if path is None:
-        path = os.environ.get(DATA_ENV)
+        path = env_text(DATA_ENV)
         if not path:
             raise DataError(f"no MedHorizon data given: pass a path or set ${DATA_ENV}")
     path = Path(path).expanduser()

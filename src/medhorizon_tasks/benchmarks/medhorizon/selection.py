@@ -24,6 +24,7 @@ from pathlib import Path
 from ...core.errors import DataError, MedHorizonError, VideoError
 from ...core.safeio import iter_jsonl
 from ...core.sampling import Selected
+from ...core.settings import env_text
 
 __all__ = ["SELECTION_ENV", "selection_file", "load_selection", "selected_policy", "selection_shown"]
 
@@ -31,7 +32,7 @@ SELECTION_ENV = "MEDHORIZON_SELECTION"
 
 
 def selection_file(selector: str, budget: int, folder: str | os.PathLike | None = None) -> Path:
-    raw = folder if folder is not None else os.environ.get(SELECTION_ENV)
+    raw = folder if folder is not None else env_text(SELECTION_ENV)
     if not raw:
         raise MedHorizonError(f"${SELECTION_ENV} is not set: run `medhorizon-tasks select --selector {selector} "
                               f"--budget {budget} --scorer ... --out DIR` first, then set {SELECTION_ENV}=DIR")

@@ -225,7 +225,8 @@ def _sm_summary(records: list[dict]) -> dict:
             "invalid": sum(1 for r in sm if r.get("status") == "invalid"),
             "request_errors": sum(1 for r in sm if r.get("status") == "request_error"),
             "refused": sum(1 for r in sm if r.get("status") == "refused"),
-            "truncated": sum(1 for r in sm if r.get("status") == "truncated")}
+            "truncated": sum(1 for r in sm if r.get("status") == "truncated"),
+            "oom": sum(1 for r in sm if r.get("status") == "oom")}
 
 
 def report(records: list[dict], *, blind_records: list[dict] | None = None, n_resamples: int = 10_000,

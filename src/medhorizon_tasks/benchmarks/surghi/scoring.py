@@ -16,7 +16,8 @@ in case).  Labels outside the hierarchy are invalid and counted in ``n_invalid``
 step separately, missing and error frames included).  A model response that is a failure (a
 request that failed, ``request_error``; an empty or cut-off reply, ``truncated``:
 :mod:`medhorizon_tasks.core.responses`) is never parsed for labels: the frame is scored wrong
-and counted in ``n_request_errors`` / ``n_refused`` / ``n_truncated``, and ``failed_responses`` lists it.
+and counted in ``n_request_errors`` / ``n_refused`` / ``n_truncated`` / ``n_oom`` (the accelerator ran out of
+memory on it), and ``failed_responses`` lists it.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from .protocol import predicted_labels
 
 BENCHMARK = "surghi"
 Key = tuple[str, str, int]
-COUNT_KEYS = ("n_missing", "n_extra", "n_errors", "n_request_errors", "n_refused", "n_truncated")
-_FAILURE_COUNT = {"request_error": "n_request_errors", "refused": "n_refused", "truncated": "n_truncated"}
+COUNT_KEYS = ("n_missing", "n_extra", "n_errors", "n_request_errors", "n_refused", "n_truncated", "n_oom")
+_FAILURE_COUNT = {"request_error": "n_request_errors", "refused": "n_refused", "truncated": "n_truncated",
+                  "oom": "n_oom"}
 
 
 @dataclass

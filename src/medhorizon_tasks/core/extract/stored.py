@@ -30,6 +30,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from ..settings import env_text
 from .choice import Extraction
 from .letters import _ALPHABET
 
@@ -43,7 +44,7 @@ _FORMAT = 2  # of the entry files
 
 def cache_root() -> Path | None:
     """The cache folder, or None when ``$MEDHORIZON_EXTRACTION_CACHE`` turns the cache off."""
-    value = os.environ.get(CACHE_ENV, "").strip()
+    value = env_text(CACHE_ENV) or ""
     if value.lower() in _OFF and value:
         return None
     if value:

@@ -5,8 +5,9 @@ and the zero-shot runner alike (one piece, not one prefetcher per framework):
 
 * :class:`DecodedPlans` / :func:`decoded_once`: the run's in-memory store of
   decoded plans, keyed by (video file, plan, output size), sized in bytes
-  (``$MEDHORIZON_PLAN_STORE_MB``, default 2 GiB: a 1,248-frame plan fits at
-  every model's size in ``docs/speed.md``; 0 turns it off). Requests that share
+  (``$MEDHORIZON_PLAN_STORE_MB``; default this process's share of the node's
+  budget, at most 2 GiB: a 1,248-frame plan fits at every model's size in
+  ``docs/speed.md``; :mod:`.share`; 0 turns it off). Requests that share
   a video and a plan (several questions about one video) share one decode; two
   threads asking for the same plan at once wait for one decode. The on-disk
   frame cache (``$MEDHORIZON_FRAME_CACHE``) stays opt-in.
@@ -16,10 +17,14 @@ and the zero-shot runner alike (one piece, not one prefetcher per framework):
   Bounded in count (``depth``) and in bytes (``budget_bytes``: the result being
   used plus every finished or running one, each running one counted at the
   largest size seen so far); an item whose work raises gets its error, and
-  only that item. ``$MEDHORIZON_LOOKAHEAD=0`` makes it serial.
+  only that item. ``$MEDHORIZON_LOOKAHEAD=0`` makes it serial; its bytes are
+  this process's share of the node's budget (:mod:`.share`, at most 2 GiB,
+  ``$MEDHORIZON_LOOKAHEAD_MB``).
 
-Each decode itself uses every available core (:func:`~.decode.available_cores`)
-across the GOPs of its video; the look-ahead adds decodes across videos.
+Each decode itself uses this process's share of the node's cores
+(:func:`~.share.process_share`: the cores it may run on divided by the ranks on
+its node) across the GOPs of its video; the look-ahead adds decodes across
+videos, at most that many at once.
 """
 
 from __future__ import annotations
@@ -33,18 +38,16 @@ from typing import Callable, Hashable, Iterable, Iterator, NamedTuple, TypeVar
 import numpy as np
 
 from ..file_identity import stat_key
+from .share import DEFAULT_AHEAD_DEPTH, LOOKAHEAD_ENV, PROCESS_CAP_BYTES, STORE_ENV, lookahead_depth, process_share
 
-__all__ = ["DecodedPlans", "decoded_once", "run_plans", "ahead", "Ahead", "result_bytes", "by_video", "STORE_ENV",
-           "LOOKAHEAD_ENV", "DEFAULT_STORE_BYTES", "DEFAULT_AHEAD_BYTES"]
+__all__ = ["DecodedPlans", "decoded_once", "run_plans", "ahead", "ahead_budget", "Ahead", "result_bytes", "by_video",
+           "STORE_ENV", "LOOKAHEAD_ENV", "DEFAULT_STORE_BYTES", "DEFAULT_AHEAD_BYTES", "DEFAULT_AHEAD_DEPTH"]
 
-STORE_ENV = "MEDHORIZON_PLAN_STORE_MB"
-LOOKAHEAD_ENV = "MEDHORIZON_LOOKAHEAD"
-#: 2 GiB: 1,248 frames of up to 573,000 pixels (Qwen2.5-VL's official size for 1,248 frames is 144,000 px,
-#: InternVL's tile 200,704 px, a task's default pixel budget 72,400 px)
-DEFAULT_STORE_BYTES = 2 << 30
-#: what the look-ahead may hold beside the result in use (decoded plans as the model is given them)
-DEFAULT_AHEAD_BYTES = 2 << 30
-DEFAULT_AHEAD_DEPTH = 4
+#: at most 2 GiB a process: 1,248 frames of up to 573,000 pixels (Qwen2.5-VL's official size for 1,248 frames is
+#: 144,000 px, InternVL's tile 200,704 px, a task's default pixel budget 72,400 px); a rank's share may be less
+DEFAULT_STORE_BYTES = PROCESS_CAP_BYTES
+#: what the look-ahead may hold beside the result in use (decoded plans as the model is given them), at most
+DEFAULT_AHEAD_BYTES = PROCESS_CAP_BYTES
 DEFAULT_AHEAD_WORKERS = 2
 
 T = TypeVar("T")
@@ -118,13 +121,12 @@ class DecodedPlans:
 
 
 def _store_budget() -> int:
-    value = os.environ.get(STORE_ENV)
-    if value is None or value.strip() == "":
-        return DEFAULT_STORE_BYTES
-    try:
-        return max(0, int(float(value) * (1 << 20)))
-    except ValueError:
-        raise ValueError(f"${STORE_ENV} must be a number of megabytes, got {value!r}") from None
+    return process_share().store_bytes
+
+
+def ahead_budget() -> int:
+    """The bytes this process's look-ahead may hold: its share of the node's budget (:mod:`.share`)."""
+    return process_share().ahead_bytes
 
 
 _RUN: DecodedPlans | None = None
@@ -132,7 +134,7 @@ _RUN_LOCK = threading.Lock()
 
 
 def run_plans() -> DecodedPlans:
-    """The process's store (created on first use with ``$MEDHORIZON_PLAN_STORE_MB``)."""
+    """The process's store (created on first use: ``$MEDHORIZON_PLAN_STORE_MB``, or the process's share)."""
     global _RUN
     with _RUN_LOCK:
         if _RUN is None:
@@ -182,11 +184,7 @@ class Ahead(NamedTuple):
 def _env_depth(depth: int | None) -> int:
     if depth is not None:
         return max(0, int(depth))
-    value = os.environ.get(LOOKAHEAD_ENV, "").strip()
-    try:
-        return max(0, int(value)) if value else DEFAULT_AHEAD_DEPTH
-    except ValueError:
-        raise ValueError(f"${LOOKAHEAD_ENV} must be a number of requests, got {value!r}") from None
+    return lookahead_depth()
 
 
 def by_video(keys: Iterable[Hashable | None]) -> list[int]:
@@ -203,18 +201,21 @@ def by_video(keys: Iterable[Hashable | None]) -> list[int]:
 
 
 def ahead(items: Iterable[I], work: Callable[[I], T], *, depth: int | None = None,
-          budget_bytes: int = DEFAULT_AHEAD_BYTES, workers: int = DEFAULT_AHEAD_WORKERS,
+          budget_bytes: int | None = None, workers: int | None = None,
           nbytes: Callable[[object], int] = result_bytes) -> Iterator[Ahead]:
     """``Ahead(i, item, work(item), error)`` for every item, in order, the next ones computed meanwhile.
 
     Up to ``depth`` items run or wait ahead of the one in use (default ``$MEDHORIZON_LOOKAHEAD`` or 4; 0: none,
-    each item is computed when asked for), on ``workers`` threads, while the bytes of the item in use plus
-    the finished and running ones (a running one counted at the largest size seen; before any is known, one
-    at a time) stay within ``budget_bytes``; when the budget holds none beside the one in use, the next starts
+    each item is computed when asked for), on ``workers`` threads (default: 2, at most the process's decoder
+    threads), while the bytes of the item in use plus the finished and running ones (a running one counted at
+    the largest size seen; before any is known, one at a time) stay within ``budget_bytes`` (default: the
+    process's share of its node's budget, :func:`ahead_budget`); when the budget holds none beside the one in use, the next starts
     once that one is released (serial). An
     exception of ``work`` is that item's ``error`` (KeyboardInterrupt and SystemExit propagate)."""
     items = list(items)
     depth = _env_depth(depth)
+    budget_bytes = ahead_budget() if budget_bytes is None else budget_bytes  # default: the process's share
+    workers = min(DEFAULT_AHEAD_WORKERS, process_share().threads) if workers is None else workers
     if depth == 0 or len(items) <= 1:
         for i, item in enumerate(items):
             try:

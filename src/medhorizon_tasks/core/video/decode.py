@@ -85,6 +85,7 @@ import numpy as np
 
 from ..errors import VideoError
 from ..sampling import FramePlan, VideoMeta
+from .share import process_share
 from .size import SizeRule
 
 __all__ = ["VideoIndex", "index_video", "decode_plan", "output_size", "target_size", "available_cores"]
@@ -414,7 +415,7 @@ def decode_plan(path: str | os.PathLike, plan: FramePlan, *, max_side: int | Non
     Frames are scaled while they are converted to RGB (one swscale pass): no array at the source size is made.
     ``expected_frames`` is the frame count the data claims; a file with fewer
     frames is reported as truncated instead of silently giving other frames.
-    ``workers``: decoder threads (default: one per available core, :func:`available_cores`). ``stats``: gets
+    ``workers``: decoder threads (default: this process's share of its node's cores, :mod:`.share`). ``stats``: gets
     ``decoded_frames``, the pictures decoded (``perf/`` compares it with the minimal count).
     """
     path = Path(path)
@@ -440,7 +441,7 @@ def decode_plan(path: str | os.PathLike, plan: FramePlan, *, max_side: int | Non
             rows.setdefault(int(index.pts[frame]), []).append(row)
         keys = index._keyframes()
         groups = _groups(index, keys, wanted)
-        n_workers = max(1, min(workers or available_cores(), len(groups)))
+        n_workers = max(1, min(workers or process_share().threads, len(groups)))
         stream = container.streams.video[0]
         decoders = [_Decoder(stream.codec_context, rows, out, index.rotation, path, uid) for _ in range(n_workers)]
         _decode_in_threads(groups, _Demuxer(container, stream, keys, path, uid), decoders)

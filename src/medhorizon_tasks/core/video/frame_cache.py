@@ -47,6 +47,7 @@ from ..errors import MedHorizonError
 from ..file_identity import file_identity
 from ..safeio import atomic_write_with, read_json
 from ..sampling import FramePlan
+from ..settings import env_text
 from .decode import VideoIndex, decode_plan
 from .redact import Redaction, apply_plan_redaction, check_plan_redaction
 
@@ -65,7 +66,7 @@ _OWN_FILE = re.compile(r"(?P<key>[0-9a-f]{40})\.(?:npy|json)|\.(?P<tmp>[0-9a-f]{
 
 
 def _default_root() -> Path:
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "medhorizon_tasks" / "frames")
+    return Path(env_text(CACHE_ENV) or Path.home() / ".cache" / "medhorizon_tasks" / "frames")
 
 
 def _write_atomically(path: Path, write: Callable) -> None:

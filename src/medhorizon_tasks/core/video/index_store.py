@@ -47,6 +47,7 @@ import numpy as np
 from ..errors import DataError
 from ..file_identity import file_identity
 from ..safeio import atomic_write_bytes, read_bytes
+from ..settings import env_text
 from . import decode
 from .decode import VideoIndex
 
@@ -75,7 +76,7 @@ def build_tag() -> str:
 
 
 def _default_root() -> Path:
-    return Path(os.environ.get(INDEX_ENV) or Path.home() / ".cache" / "medhorizon_tasks" / "index")
+    return Path(env_text(INDEX_ENV) or Path.home() / ".cache" / "medhorizon_tasks" / "index")
 
 
 class IndexStore:

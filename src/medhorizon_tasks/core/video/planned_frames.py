@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["PlannedFrames", "TIMESTAMP_KEY"]
+__all__ = ["PlannedFrames", "TIMESTAMP_KEY", "describe_visuals"]
 
 TIMESTAMP_KEY = "timestamp_s"
 
@@ -65,3 +65,20 @@ class PlannedFrames(list):
 def _rebuild(images, timestamps, policy, duration_s, chronological, error, interleaved=None) -> PlannedFrames:
     return PlannedFrames(images, timestamps=timestamps, policy=policy, duration_s=duration_s,
                          chronological=chronological, error=error, interleaved=interleaved)
+
+
+def describe_visuals(visuals) -> str:
+    """What a model was given, in a few words for a report: ``64 frames of 448x252`` (frame count and pixel size;
+    a range when the sizes differ), ``no frames``, or the kind of thing it was (a path, ...)."""
+    if visuals is None:
+        return "no frames"
+    if isinstance(visuals, (list, tuple)):
+        sizes = [tuple(v.size) for v in visuals if isinstance(getattr(v, "size", None), tuple)]
+        if not visuals:
+            return "no frames"
+        if len(sizes) != len(visuals):
+            return f"{len(visuals)} visual(s)"
+        small, large = min(sizes, key=lambda s: s[0] * s[1]), max(sizes, key=lambda s: s[0] * s[1])
+        size = f"{small[0]}x{small[1]}" if small == large else f"{small[0]}x{small[1]} to {large[0]}x{large[1]}"
+        return f"{len(visuals)} frame{'s' if len(visuals) != 1 else ''} of {size}"
+    return type(visuals).__name__

@@ -22,6 +22,7 @@ from ..errors import VideoError
 from ..file_identity import stat_key
 from ..paths import resolve_video_path
 from ..sampling import ChangeSignal, FramePlan
+from ..settings import env_text
 from .ahead import decoded_once
 from .decode import VideoIndex, decode_plan, target_size
 from .frame_cache import CACHE_ENV, FrameCache, cached_decode
@@ -73,7 +74,7 @@ def video_change_signal(path: Path, uid: str | None = None) -> ChangeSignal:
 
 def frame_cache_from_env() -> FrameCache | None:
     """The frame cache when ``$MEDHORIZON_FRAME_CACHE`` names its folder (opt-in: it can grow large)."""
-    return FrameCache() if os.environ.get(CACHE_ENV) else None
+    return FrameCache() if env_text(CACHE_ENV) else None
 
 
 def frame_size(video: PreparedVideo, task_rule: SizeRule | None) -> tuple[int, int]:

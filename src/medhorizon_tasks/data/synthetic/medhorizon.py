@@ -43,7 +43,6 @@ nothing (see :func:`~.folders.build_folder`, which those samples use too).
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -51,6 +50,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ...core.settings import env_text
 
 # GENERATOR_VERSION is read as layout.GENERATOR_VERSION, so that replacing it there reaches the build too
 # (see .layout); the names imported below but not used here stay importable from here (__all__)
@@ -155,7 +156,7 @@ class SyntheticBenchmark:
 
 def default_synthetic_dir() -> Path:
     """``$MEDHORIZON_SYNTHETIC_DIR``, else ``~/.cache/medhorizon_tasks/synthetic/v<GENERATOR_VERSION>``."""
-    env = os.environ.get("MEDHORIZON_SYNTHETIC_DIR")
+    env = env_text("MEDHORIZON_SYNTHETIC_DIR")
     if env:
         return Path(env).expanduser()
     return (

@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from loguru import logger
 from tqdm import tqdm
 
+from ....core.responses import empty_accelerator_cache, is_out_of_memory, oom_text, response_failure
 from ....core.video.ahead import ahead, by_video
-from ....core.video.planned_frames import PlannedFrames
+from ....core.video.planned_frames import PlannedFrames, describe_visuals
 from ....core.video.size import SizeRule, requested_size
 from .frames import planned_frames
 
-__all__ = ["PlannedFramesBridge", "request_visuals", "request_frames", "model_device", "visuals_ahead"]
+__all__ = ["PlannedFramesBridge", "request_visuals", "request_frames", "model_device", "visuals_ahead",
+           "answer_or_oom"]
+
+
+def answer_or_oom(answer: Callable[[], object], visuals, where: str = "", what: str | None = None):
+    """``answer()``, or, when the accelerator ran out of memory on this item, the ``oom`` response
+    (:func:`~medhorizon_tasks.core.responses.oom_text`, naming ``visuals``' frame count and size, or ``what``
+    when given) after the
+    accelerator's cache is emptied: the item is scored as ``oom`` and the run goes on with the next one. Any other
+    error is raised."""
+    try:
+        return answer()
+    except Exception as exc:  # noqa: BLE001 (only out-of-memory is an item's status; the rest is raised)
+        if not is_out_of_memory(exc):
+            raise
+        error = f"{type(exc).__name__}: {exc}"
+    # out of the except block: the failed forward's frames (and their tensors) are released before the cache is
+    empty_accelerator_cache()
+    what = what or describe_visuals(visuals)
+    logger.warning(f"[medhorizon] {where + ': ' if where else ''}out of accelerator memory on {what}: this item is "
+                   f"scored as oom and the run goes on (a resumed run asks it again)")
+    return oom_text(what, error)
 
 
 def request_visuals(model, request):
@@ -102,9 +125,11 @@ class PlannedFramesBridge:
                 others.append(i)
                 continue
             context, gen_kwargs = requests[i].args[0], requests[i].args[1]
-            answer = self.generate_from_frames(context, frames, dict(gen_kwargs))
+            answer = answer_or_oom(lambda: self.generate_from_frames(context, frames, dict(gen_kwargs)), frames,
+                                   f"doc {requests[i].args[3]} of {requests[i].args[4]}")
             results[i] = answer
-            self.cache_hook.add_partial("generate_until", (context, gen_kwargs), answer)
+            if response_failure(answer) is None:  # an oom is no answer to keep in lmms-eval's cache
+                self.cache_hook.add_partial("generate_until", (context, gen_kwargs), answer)
             bar.update(1)
         bar.close()
         if others:

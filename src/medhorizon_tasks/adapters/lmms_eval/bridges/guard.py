@@ -9,14 +9,16 @@ stops the run with its message.
 
 Opt out with ``MEDHORIZON_ALLOW_FRAME_LIST=1`` (e.g. to measure the wrapper's
 own behaviour on purpose). Pure: reads only its arguments and the environment
-mapping it is given (``os.environ`` by default); imports nothing.
+mapping it is given (``os.environ`` by default, through
+:func:`medhorizon_tasks.core.settings.env_flag`); imports nothing else.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+
+from ....core.settings import env_flag
 
 __all__ = ["ALLOW_ENV", "MISHANDLING", "frame_list_problem", "frame_tasks"]
 
@@ -86,8 +88,7 @@ def frame_list_problem(model_name: str, task_names: str | Iterable[str], model_a
     package that shows frames, without ``MEDHORIZON_ALLOW_FRAME_LIST=1``.
     The probe models and the bridges always pass.
     """
-    env = os.environ if environ is None else environ
-    if str(env.get(ALLOW_ENV, "")).strip().lower() in ("1", "true", "yes"):
+    if env_flag(ALLOW_ENV, environ=environ):
         return None
     tasks = frame_tasks(task_names)
     if not tasks:
