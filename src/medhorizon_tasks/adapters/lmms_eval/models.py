@@ -22,6 +22,7 @@ from tqdm import tqdm
 from ...data.synthetic import probes
 from ...data.synthetic.probes import image_digest
 from .bridges.base import visuals_ahead
+from .model_args import CheckedModelArgs
 
 
 def manifests() -> list[ModelManifest]:
@@ -33,7 +34,7 @@ def manifests() -> list[ModelManifest]:
     ]
 
 
-class _Probe(lmms):
+class _Probe(CheckedModelArgs, lmms):
     def __init__(self, seed: int | str = 0, record_path: str = "", delay_s: float | str = 0, **kwargs) -> None:
         super().__init__()
         self.seed = int(seed)

@@ -32,8 +32,8 @@ import os
 import sys
 from pathlib import Path
 
-NO_AUTO_TASKS_ENV = "MEDHORIZON_NO_AUTO_TASKS"
-TESTED_VERSIONS = ("0.7.",)
+from .ours import NO_AUTO_TASKS_ENV, TESTED_VERSIONS
+
 BENCHMARK_PREFIXES = ("medhorizon", "sureon", "surghi")
 TEXT_ONLY_TASKS = frozenset({"medhorizon_text", "sureon_blind"})
 
@@ -76,7 +76,7 @@ def _add_task_folder() -> None:
         return
     from lmms_eval.tasks import TaskManager
 
-    from .runner import task_path
+    from .ours import task_path
 
     original = TaskManager.initialize_tasks
     if getattr(original, "_medhorizon_task_folder", False):
@@ -107,6 +107,7 @@ def cli_arguments(argv: list[str]) -> argparse.Namespace | None:
     parser.add_argument("--tasks", default=None)
     parser.add_argument("--model", default="")
     parser.add_argument("--model_args", default="")
+    parser.add_argument("--include_path", default=None)
     args, _ = parser.parse_known_args(argv[1:])
     return args if args.tasks else None
 
@@ -125,12 +126,16 @@ def benchmarks_needed(tasks: str) -> dict[str, bool]:
 
 
 def check_cli_run(args: argparse.Namespace) -> None:
-    """The guard against wrappers that mishandle a frame list, then the pre-flight for the benchmarks
-    ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
+    """The names and this package's model args (:func:`~.request_check.request_problem`: so a typo is never read
+    as a release task), the guard against wrappers that mishandle a frame list, then the pre-flight for the
+    benchmarks ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
     from ...runs.preflight import is_main_process, stop_unless_blur_ready, stop_unless_ready
     from .bridges.guard import frame_list_problem
+    from .request_check import request_problem
 
-    problem = frame_list_problem(args.model, args.tasks, args.model_args)
+    include = getattr(args, "include_path", None)
+    problem = request_problem(args.model, args.model_args, args.tasks, [include] if include else [])
+    problem = problem or frame_list_problem(args.model, args.tasks, args.model_args)
     if problem:
         if is_main_process():
             print(f"medhorizon-tasks: {problem}", file=sys.stderr)

@@ -9,6 +9,7 @@ from tqdm import tqdm
 from ....core.video.ahead import ahead, by_video
 from ....core.video.planned_frames import PlannedFrames
 from ....core.video.size import SizeRule, requested_size
+from ..model_args import CheckedModelArgs
 from .frames import planned_frames
 
 __all__ = ["PlannedFramesBridge", "request_visuals", "request_frames", "model_device", "visuals_ahead"]
@@ -65,7 +66,7 @@ def model_device(model):
         return model.device
 
 
-class PlannedFramesBridge:
+class PlannedFramesBridge(CheckedModelArgs):
     """Mixin placed before an lmms-eval wrapper in a bridge's bases.
 
     ``generate_until`` asks each request's ``doc_to_visual`` for its visuals, in
