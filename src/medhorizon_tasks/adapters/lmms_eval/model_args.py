@@ -156,6 +156,14 @@ def _budget_order(args: dict) -> str | None:
 
 
 def _openai_together(args: dict) -> str | None:
+    from ...benchmarks.request_rules import request_fields, rule_for
+
+    model = str(args.get("model") or args.get("model_version") or "grok-2-latest")  # the wrapper's default
+    overrides = {k: args.get(k) for k in ("reasoning_effort", "max_completion_tokens", "max_tokens", "thinking")}
+    try:  # the provider's rule, as the bridge applies it before its first request
+        request_fields(model, 1, 0, overrides, rule_for(model))
+    except ValueError as exc:
+        return str(exc)
     frames_as = str(args.get("frames_as", "images")).strip().lower()
     budget = [a.name for a in VIDEO_BUDGET if a.name in args]
     if budget and frames_as != "video":
