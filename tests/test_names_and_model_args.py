@@ -148,6 +148,11 @@ def test_lmms_eval_start_up_says_the_typo_not_the_release(monkeypatch, capsys):
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "unknown task 'medhorizon_synthtic'" in err and "MEDHORIZON_DATA" not in err
+    with pytest.raises(SystemExit) as stop:
+        startup.check_cli_run(argparse.Namespace(tasks="medhorizon_synthetic", model="medhorizon_openai",
+                                                 model_args="model=m,frames_as=video,pixel_factor=0",
+                                                 include_path=None))
+    assert stop.value.code == 2 and "pixel_factor=0" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ the names, against lmms-eval's own
