@@ -209,14 +209,15 @@ def test_lmms_eval_stops_a_visual_run_whose_detectors_are_missing(tmp_path):
     env = {k: v for k, v in {**os.environ, **OFFLINE_ENV}.items() if k != P.BLUR_ENV}
     env["PYTHONPATH"] = str(hidden.parent)
 
-    args = ["--model", "no_such_model_xyz", "--tasks", "sureon_synthetic_visual", "--output_path",
-            str(tmp_path / "out")]
+    # a model lmms-eval knows (an unknown name is refused before anything else) whose loading would say so
+    args = ["--model", "medhorizon_qwen2_5_vl", "--model_args", "pretrained=/no_such_model_xyz", "--tasks",
+            "sureon_synthetic_visual", "--output_path", str(tmp_path / "out")]
     stopped = subprocess.run([sys.executable, "-m", "lmms_eval", *args], env=env, capture_output=True, text=True,
                              timeout=600)
     err = stopped.stdout + stopped.stderr
     assert stopped.returncode == 2, err[-2000:]
     assert "rapidocr" in err and "medhorizon-tasks[blur]" in err and "SUREON_BLUR=0" in err
-    assert "no_such_model_xyz" not in err.replace("--model no_such_model_xyz", ""), "stopped before the model"
+    assert "no_such_model_xyz" not in err.replace("pretrained=/no_such_model_xyz", ""), "stopped before the model"
     assert not (tmp_path / "out").exists() or not list((tmp_path / "out").rglob("*_results.json"))
 
 

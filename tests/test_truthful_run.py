@@ -62,25 +62,28 @@ def test_tasks_list_shows_the_tasks_and_the_opt_out_hides_them():
 
 def test_a_missing_video_stops_the_run_before_the_model_loads(broken_release, tmp_path):
     data, root, uids = broken_release
-    # No such model exists: had the run got as far as loading a model, lmms-eval would say so.
-    proc = _lmms_eval(["--model", "no_such_model_xyz", "--tasks", "medhorizon", "--output_path", str(tmp_path)],
+    # No such checkpoint exists: had the run got as far as loading the model, it would say so. (An unknown model
+    # name is refused before the pre-flight: tests/test_names_and_model_args.py.)
+    proc = _lmms_eval(["--model", "medhorizon_qwen2_5_vl", "--model_args", "pretrained=/no_such_model_xyz",
+                       "--tasks", "medhorizon", "--output_path", str(tmp_path)],
                       _env(MEDHORIZON_DATA=data, MEDHORIZON_VIDEO_ROOT=root))
     err = proc.stdout + proc.stderr
     assert proc.returncode == 2
     assert "medhorizon pre-flight: 1 of 3 videos cannot be used" in err and "video file not found" in err
     assert "MEDHORIZON_ALLOW_VIDEO_ERRORS=1" in err
-    assert "no_such_model_xyz" not in err.replace("--model no_such_model_xyz", "")
+    assert "no_such_model_xyz" not in err.replace("pretrained=/no_such_model_xyz", "")
     assert not list(tmp_path.rglob("*_results.json"))
 
 
 def test_a_wrong_video_root_stops_the_run_with_the_fix(broken_release, tmp_path):
     data, _, _ = broken_release
-    proc = _lmms_eval(["--model", "no_such_model_xyz", "--tasks", "medhorizon_oracle", "--output_path",
-                       str(tmp_path)], _env(MEDHORIZON_DATA=data, MEDHORIZON_VIDEO_ROOT=tmp_path / "wrong"))
+    proc = _lmms_eval(["--model", "medhorizon_qwen2_5_vl", "--model_args", "pretrained=/no_such_model_xyz",
+                       "--tasks", "medhorizon_oracle", "--output_path", str(tmp_path)],
+                      _env(MEDHORIZON_DATA=data, MEDHORIZON_VIDEO_ROOT=tmp_path / "wrong"))
     err = proc.stdout + proc.stderr
     assert proc.returncode == 2
     assert "video root" in err and "does not exist" in err and "MEDHORIZON_VIDEO_ROOT" in err
-    assert "no_such_model_xyz" not in err.replace("--model no_such_model_xyz", ""), "stopped before the model"
+    assert "no_such_model_xyz" not in err.replace("pretrained=/no_such_model_xyz", ""), "stopped before the model"
     assert not list(tmp_path.rglob("*_results.json"))
 
 
@@ -98,8 +101,10 @@ def test_the_launcher_refuses_a_forgotten_or_broken_data_variable(case, tmp_path
 
 
 def test_the_launcher_fails_an_evaluation_error_with_its_reason(synthetic, tmp_path):
-    # the model cannot be built from these arguments: lmms-eval logs the error and exits 0
-    proc = _launcher(["--model", "medhorizon_needle", "--model_args", "delay_s=soon", "--tasks",
+    # the model cannot be built (the attention wrapper measures no probe; args it cannot take are refused before
+    # lmms-eval starts, tests/test_names_and_model_args.py): lmms-eval logs the error and exits 0
+    proc = _launcher(["--model", "medhorizon_attention", "--model_args",
+                      f"inner=medhorizon_needle,out={tmp_path / 'a.jsonl'}", "--tasks",
                       "medhorizon_synthetic_text", "--limit", "2", "--output_path", str(tmp_path / "out")], _env())
     assert proc.returncode == 1, proc.stderr[-2000:]
     line = next(x for x in proc.stderr.splitlines() if "lmms-eval run FAILED" in x)

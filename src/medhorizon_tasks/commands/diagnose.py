@@ -39,7 +39,7 @@ def _add_run_args(x):
     where.add_argument("--synthetic", action="store_true", help="run on the embedded synthetic benchmark")
     where.add_argument("--data", help="release JSONL or dataset folder (default: $MEDHORIZON_DATA)")
     x.add_argument("--out", default="medhorizon_diagnostics", help="output folder; rerun with the same one to resume")
-    x.add_argument("--limit", type=int, default=None, help="lmms-eval --limit (items per task)")
+    x.add_argument("--limit", type=int, default=None, help="lmms-eval --limit (items per task, at least 1; omit it for every item)")
     x.add_argument("--num_processes", type=int, default=1, help="processes (accelerate launch)")
     x.add_argument("--quiet", action="store_true", help="do not echo lmms-eval's output (it is always written to "
                    "the run's log under --out)")

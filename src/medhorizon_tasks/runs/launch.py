@@ -56,7 +56,7 @@ from ..core.file_identity import stat_key
 from ..core.safeio import atomic_write_json, read_json
 
 __all__ = ["Verdict", "run_logged", "last_error", "EXIT_OK", "EXIT_FAILED", "EXIT_REFUSED", "OutputsInUse",
-           "own_outputs", "RunStart", "RUN_LOCK", "RUN_HOLDER"]
+           "own_outputs", "RunStart", "RUN_LOCK", "RUN_HOLDER", "limit_problem"]
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 
@@ -108,6 +108,25 @@ class Verdict:
             return "\n".join([f"{prog}: {self.framework} run OK", *(f"  note: {n}" for n in self.notes)])
         head = f"{prog}: {self.framework} run FAILED: {self.reasons[0]}"
         return "\n".join([head, *(f"  also: {r}" for r in self.reasons[1:]), *(f"  note: {n}" for n in self.notes)])
+
+
+def limit_problem(limit, *, option: str = "--limit", all_value: str | None = None) -> str | None:
+    """Why ``limit`` (items per task) is refused: 0 or a negative number would run every item (lmms-eval and
+    VLMEvalKit apply a limit only when it is non-zero), so "none" is never silently "all". ``all_value``: a value the
+    framework documents as "every item" (lmms-eval's -1), let through. Every command that takes ``--limit`` asks this."""
+    if limit is None:
+        return None
+    text = str(limit).strip()
+    if all_value is not None and text == all_value:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        return f"{option} {text}: expected a number of items per task"
+    if not value > 0:
+        return (f"{option} {text}: expected a positive number of items per task (0 would run every item); "
+                "leave --limit out to run them all")
+    return None
 
 
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>

@@ -26,9 +26,10 @@ from ...benchmarks.medhorizon.release import Item
 from ...core.safeio import append_jsonl
 from .bridges.attention import measure_frames
 from .bridges.base import request_frames
+from .model_args import CheckedModelArgs
 
 
-class AttentionProbe(lmms):
+class AttentionProbe(CheckedModelArgs, lmms):
     def __init__(self, inner: str, out: str, layers: str = "all", **inner_kwargs) -> None:
         super().__init__()
         if not inner or not out:

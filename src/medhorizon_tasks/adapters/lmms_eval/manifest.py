@@ -2,24 +2,23 @@
 
 lmms-eval imports this while its model registry starts, in every process that
 imports ``lmms_eval.models``, so it stays light: class paths are strings (a
-model's module is imported only when that model is requested), and
+model's module is imported only when that model is requested), lmms-eval's
+``ModelManifest`` is imported only when lmms-eval asks (the names are
+:data:`.ours.PROBES`, which :mod:`.installed` reads without lmms-eval), and
 :func:`~.startup.install` does its work only for an lmms-eval CLI run.
 """
 
 from __future__ import annotations
 
-from lmms_eval.models.registry_v2 import ModelManifest
+from .ours import PROBES
 
-_BASE = "medhorizon_tasks.adapters.lmms_eval"
+__all__ = ["PROBES", "manifests"]
 
 
-def manifests() -> list[ModelManifest]:
+def manifests():
+    from lmms_eval.models.registry_v2 import ModelManifest
+
     from . import startup
 
     startup.install()
-    return [
-        ModelManifest("medhorizon_random", simple_class_path=f"{_BASE}.models.RandomProbe"),
-        ModelManifest("medhorizon_needle", simple_class_path=f"{_BASE}.models.NeedleProbe"),
-        ModelManifest("medhorizon_resume", simple_class_path=f"{_BASE}.resumable.ResumableModel"),
-        ModelManifest("medhorizon_attention", simple_class_path=f"{_BASE}.attention_probe.AttentionProbe"),
-    ]
+    return [ModelManifest(name, simple_class_path=path) for name, path in PROBES.items()]

@@ -23,6 +23,7 @@ from ...core.responses import response_failure
 from ...data.synthetic import probes
 from ...data.synthetic.probes import image_digest
 from .bridges.base import answer_or_oom, visuals_ahead
+from .model_args import CheckedModelArgs
 
 
 def manifests() -> list[ModelManifest]:
@@ -34,7 +35,7 @@ def manifests() -> list[ModelManifest]:
     ]
 
 
-class _Probe(lmms):
+class _Probe(CheckedModelArgs, lmms):
     def __init__(self, seed: int | str = 0, record_path: str = "", delay_s: float | str = 0, **kwargs) -> None:
         super().__init__()
         self.seed = int(seed)

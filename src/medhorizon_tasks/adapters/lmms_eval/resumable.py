@@ -62,6 +62,7 @@ from ...core.video.planned_frames import describe_visuals
 from ...core.video.size import requested_size
 from ...core.video.status import OUTCOMES
 from .bridges.base import answer_or_oom, request_visuals
+from .model_args import CheckedModelArgs
 
 
 def _task_fingerprint(request) -> str:
@@ -76,7 +77,7 @@ def _task_fingerprint(request) -> str:
                        "generation": getattr(config, "generation_kwargs", None)}, sort_keys=True, default=str)
 
 
-class ResumableModel(lmms):
+class ResumableModel(CheckedModelArgs, lmms):
     def __init__(self, inner: str, journal: str, chunk: int | str = 1, force_simple: bool = False,
                  retry_refused: bool | str = False, **inner_kwargs) -> None:
         super().__init__()

@@ -30,7 +30,17 @@ from pathlib import Path
 from ...core.errors import DataError, MedHorizonError
 from ...core.predictions import failed_responses
 from ...core.safeio import read_json
-from ...runs.launch import EXIT_REFUSED, OutputsInUse, RunStart, Verdict, last_error, own_outputs, run_logged
+from ...runs.launch import (
+    EXIT_REFUSED,
+    OutputsInUse,
+    RunStart,
+    Verdict,
+    last_error,
+    limit_problem,
+    own_outputs,
+    run_logged,
+)
+from .ours import task_path
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                "TOKENIZERS_PARALLELISM": "false", "PYTHONUNBUFFERED": "1"}
@@ -54,12 +64,6 @@ class LmmsRun:
         return self.results["results"][task][f"{name},none"]
 
 
-def task_path() -> Path:
-    from importlib.resources import files
-
-    return Path(str(files("medhorizon_tasks.task_yaml")))
-
-
 def lmms_eval_command(model: str, tasks: list[str], output_path: Path, *, model_args: str = "",
                       limit: int | None = None, num_processes: int = 1) -> list[str]:
     if num_processes > 1:
@@ -71,7 +75,10 @@ def lmms_eval_command(model: str, tasks: list[str], output_path: Path, *, model_
            "--output_path", str(output_path), "--log_samples", "--batch_size", "1", "--seed", "0"]
     if model_args:
         cmd += ["--model_args", model_args]
-    if limit:
+    problem = limit_problem(limit)
+    if problem:  # lmms-eval runs every item for --limit 0: never let "none" mean "all"
+        raise MedHorizonError(problem)
+    if limit is not None:
         cmd += ["--limit", str(limit)]
     return cmd
 
@@ -295,8 +302,21 @@ def _launch_arguments(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--output_path", default=None)
     p.add_argument("--log_samples", action="store_true")
     p.add_argument("--predict_only", action="store_true")
+    p.add_argument("--include_path", default=None)
+    p.add_argument("--limit", default=None)
     args, _ = p.parse_known_args(argv)
     return args
+
+
+def refused_before_start(args: argparse.Namespace) -> str | None:
+    """Why the run described by ``args`` (``--model``, ``--model_args``, ``--tasks``, ``--include_path``,
+    ``--limit``) is refused before lmms-eval is started (:func:`~.request_check.request_problem`: a name lmms-eval
+    would not find, a model arg this package's model does not take), or None."""
+    from .request_check import request_problem
+
+    return (limit_problem(args.limit, all_value="-1")
+            or request_problem(args.model, args.model_args, args.tasks,
+                               [args.include_path] if args.include_path else []))
 
 
 def run_cli(argv: list[str], *, echo: bool = True) -> int:
@@ -311,6 +331,10 @@ def run_cli(argv: list[str], *, echo: bool = True) -> int:
     if not args.output_path:
         print("medhorizon-tasks run: error: --output_path is required: the run is judged from the results and "
               "samples files lmms-eval writes there", file=sys.stderr)
+        return EXIT_REFUSED
+    refused = refused_before_start(args)
+    if refused:
+        print(f"medhorizon-tasks run: error: {refused}", file=sys.stderr)
         return EXIT_REFUSED
     argv = list(argv)
     if not args.log_samples:
@@ -349,8 +373,10 @@ ends: a second run into the same folder is refused); --log_samples is added if
 missing.
 
 exit status: 0 the run counts; 1 it failed or is incomplete; 2 refused before it
-started (arguments, pre-flight: data, video root or videos unusable; the
---output_path in use by another run).
+started (arguments: a task or model name lmms-eval would not find, a model arg
+this package's model does not take or a value it cannot be, --limit 0;
+pre-flight: data, video root or videos unusable; the --output_path in use by
+another run). Names and model args are checked before lmms-eval is started.
 
 examples (the first on the embedded synthetic data with the needle probe; the second
 needs a GPU, and is the paper's setting as `medhorizon-tasks protocol Qwen3-VL-8B` prints it):

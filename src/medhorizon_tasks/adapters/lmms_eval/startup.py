@@ -33,8 +33,8 @@ import os
 import sys
 from pathlib import Path
 
-NO_AUTO_TASKS_ENV = "MEDHORIZON_NO_AUTO_TASKS"
-TESTED_VERSIONS = ("0.7.",)
+from .ours import NO_AUTO_TASKS_ENV, TESTED_VERSIONS
+
 BENCHMARK_PREFIXES = ("medhorizon", "sureon", "surghi")
 TEXT_ONLY_TASKS = frozenset({"medhorizon_text", "sureon_blind"})
 
@@ -79,7 +79,7 @@ def _add_task_folder() -> None:
         return
     from lmms_eval.tasks import TaskManager
 
-    from .runner import task_path
+    from .ours import task_path
 
     original = TaskManager.initialize_tasks
     if getattr(original, "_medhorizon_task_folder", False):
@@ -110,6 +110,7 @@ def cli_arguments(argv: list[str]) -> argparse.Namespace | None:
     parser.add_argument("--tasks", default=None)
     parser.add_argument("--model", default="")
     parser.add_argument("--model_args", default="")
+    parser.add_argument("--include_path", default=None)
     args, _ = parser.parse_known_args(argv[1:])
     return args if args.tasks else None
 
@@ -128,17 +129,21 @@ def benchmarks_needed(tasks: str) -> dict[str, bool]:
 
 
 def check_cli_run(args: argparse.Namespace) -> None:
-    """The guard against wrappers that mishandle a frame list, then the pre-flight for the benchmarks
-    ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
+    """The names and this package's model args (:func:`~.request_check.request_problem`: so a typo is never read
+    as a release task), the settings the run cannot take, the guard against wrappers that mishandle a frame list,
+    then the pre-flight for the benchmarks ``--tasks`` names; ``SystemExit(2)`` with the message on failure."""
     from ...core.settings import SettingError
     from ...core.video.share import check_settings
     from ...runs.preflight import allow_video_errors, is_main_process, stop_unless_blur_ready, stop_unless_ready
     from .bridges.guard import frame_list_problem
+    from .request_check import request_problem
 
+    include = getattr(args, "include_path", None)
+    problem = request_problem(args.model, args.model_args, args.tasks, [include] if include else [])
     try:  # a setting the run cannot take stops it now (decode settings: not at its first decode, on a worker)
         check_settings()
         allow_video_errors()
-        problem = frame_list_problem(args.model, args.tasks, args.model_args)
+        problem = problem or frame_list_problem(args.model, args.tasks, args.model_args)
     except SettingError as exc:
         if is_main_process():
             print(f"medhorizon-tasks: {exc}", file=sys.stderr)

@@ -47,6 +47,11 @@ from .presets import PRESETS, Preset
 __all__ = ["run_cli", "judge_vlmeval_run", "medhorizon_accuracies", "HELP"]
 
 OUR_CLASSES = {"MedHorizonDataset", "SureonDataset", "SurgHiBenchDataset"}
+#: this package's VLMEvalKit models (:data:`.models.MODELS`, named here without importing VLMEvalKit), their
+#: ``--config`` classes, and what each of their options can be
+OUR_MODELS = ("medhorizon_random", "medhorizon_needle")
+OUR_MODEL_CLASSES = ("MedHorizonRandomProbe", "MedHorizonNeedleProbe")
+_OUR_DATASET_PREFIXES = ("medhorizon", "sureon", "surghi")
 
 
 def _arguments(argv: list[str]) -> argparse.Namespace:
@@ -60,8 +65,97 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--judge", default=None)
     p.add_argument("--api-mode", action="store_true")
+    p.add_argument("--base-url", default=None)
     args, _ = p.parse_known_args(argv)
     return args
+
+
+def _did_you_mean(name: str, known) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+    return f" (did you mean {' or '.join(near)}?)" if near else ""
+
+
+def our_names_problem(args: argparse.Namespace, models: list[str], datasets: dict) -> str | None:
+    """Before anything is imported: ``--limit`` 0 or negative (VLMEvalKit would run every item), a dataset
+    named like this package's (``MedHorizon_...``, ``Sureon_...``, ``SurgHiBench...``) that is none of its
+    presets, a model named like its probes (``medhorizon_...``) that is neither, or an option of a probe in
+    ``--config`` that the probe does not take or a value it cannot be. One line, or None."""
+    from ...runs.launch import limit_problem
+
+    problem = limit_problem(args.limit)
+    if problem:
+        return problem
+    for name, preset in datasets.items():
+        if preset is None and name.lower().startswith(_OUR_DATASET_PREFIXES) and not _configured(args, "data", name):
+            return (f"--data {name}: unknown dataset{_did_you_mean(name, PRESETS)}; `medhorizon-tasks vlmeval "
+                    f"--help` lists this package's datasets")
+    for name in models:
+        if name.lower().startswith("medhorizon") and name not in OUR_MODELS and not _configured(args, "model", name):
+            return f"--model {name}: unknown model{_did_you_mean(name, OUR_MODELS)}; this package's: " + \
+                ", ".join(OUR_MODELS)
+    return _probe_options_problem(args)
+
+
+def _config(args: argparse.Namespace) -> dict:
+    try:
+        cfg = read_json(args.config) if args.config else {}
+    except DataError:
+        return {}
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def _configured(args: argparse.Namespace, part: str, name: str) -> bool:
+    """Whether ``--config`` builds ``name`` from a class of its own (VLMEvalKit then needs no registered name)."""
+    entry = (_config(args).get(part) or {}).get(name)
+    return isinstance(entry, dict) and "class" in entry
+
+
+def _probe_options_problem(args: argparse.Namespace) -> str | None:
+    """A ``--config`` entry of this package's probes with an option they do not take or a value it cannot be."""
+    from ..lmms_eval.model_args import SPECS
+
+    spec = SPECS["medhorizon_needle"]  # the same options as the lmms-eval probes, less delay_s
+    takes = ("seed", "record_path")
+    for name, entry in (_config(args).get("model") or {}).items():
+        if not isinstance(entry, dict) or entry.get("class") not in OUR_MODEL_CLASSES:
+            continue
+        for key, value in entry.items():
+            if key == "class":
+                continue
+            if key not in takes:
+                return (f"--config model {name}: {entry['class']} takes no option {key!r}"
+                        f"{_did_you_mean(key, takes)}; it takes {', '.join(takes)}")
+            why = spec.arg(key).problem(value)
+            if why:
+                return f"--config model {name}: option {key}={value!r}: {why}"
+    return None
+
+
+def framework_names_problem(args: argparse.Namespace, models: list[str], datasets: dict) -> str | None:
+    """After VLMEvalKit is imported (and this package registered in it), before it runs: a model or dataset
+    name it does not know. Models with ``--base-url`` (an API model of any name) and entries ``--config`` builds
+    from a class are VLMEvalKit's to judge."""
+    import vlmeval.config
+    import vlmeval.dataset
+    from vlmeval.dataset.video_dataset_config import supported_video_datasets
+    from vlmeval.smp import LMUDataRoot
+
+    if args.base_url is None:
+        for name in models:
+            if name not in vlmeval.config.supported_VLM and not _configured(args, "model", name):
+                return (f"--model {name}: unknown to VLMEvalKit{_did_you_mean(name, vlmeval.config.supported_VLM)}; "
+                        "its models are vlmeval.config.supported_VLM")
+    # build_dataset's own order: a video dataset, a class's dataset, else a custom <LMUData>/<name>.tsv
+    known = set(supported_video_datasets) | {n for cls in vlmeval.dataset.DATASET_CLASSES
+                                             for n in cls.supported_datasets()}
+    for name in datasets:
+        if name not in known and not _configured(args, "data", name) and \
+                not (Path(LMUDataRoot()) / f"{name}.tsv").exists():
+            return (f"--data {name}: unknown to VLMEvalKit{_did_you_mean(name, known)} and no "
+                    f"{Path(LMUDataRoot()) / (name + '.tsv')}; its datasets are vlmeval.dataset.SUPPORTED_DATASETS")
+    return None
 
 
 def _requested(args: argparse.Namespace) -> tuple[list[str], dict[str, Preset | None]]:
@@ -138,6 +232,10 @@ def run_cli(argv: list[str]) -> int:
         print("medhorizon-tasks vlmeval: error: name the models and datasets (--model ... --data ..., or --config "
               "FILE), e.g. --model medhorizon_needle --data MedHorizon_Synthetic_cap64", file=sys.stderr)
         return EXIT_REFUSED
+    problem = our_names_problem(args, models, datasets)
+    if problem:
+        print(f"medhorizon-tasks vlmeval: error: {problem}", file=sys.stderr)
+        return EXIT_REFUSED
     ours = {name: p for name, p in datasets.items() if p is not None}
     stopped = _preflight(ours)
     if stopped:
@@ -157,7 +255,8 @@ def run_cli(argv: list[str]) -> int:
 
 def _run_held(args: argparse.Namespace, argv: list[str], work_dir: Path, models: list[str],
               datasets: dict[str, Preset | None], ours: dict[str, Preset]) -> int:
-    """The run, its model folders held: refuse stale predictions, stamp, run VLMEvalKit, judge it."""
+    """The run, its model folders held: refuse unknown names and stale predictions, stamp, run VLMEvalKit, judge
+    it."""
     try:
         from .stamp import expected_stamp, stale_problems, write_stamps
 
@@ -171,6 +270,13 @@ def _run_held(args: argparse.Namespace, argv: list[str], work_dir: Path, models:
               "version, data and videos did not make:\n" + "\n".join(f"  - {p}" for p in problems)
               + "\nRemove those files or choose another --work-dir.")
         return EXIT_REFUSED
+    from .register import register
+
+    register()  # VLMEvalKit imported, this package's names added: what a run would know
+    problem = framework_names_problem(args, models, datasets)
+    if problem:
+        _say(f"medhorizon-tasks vlmeval: error: {problem}")
+        return EXIT_REFUSED
     if _rank() == 0 and not args.api_mode:
         write_stamps(work_dir, models, runs)
 
@@ -183,9 +289,8 @@ def _run_held(args: argparse.Namespace, argv: list[str], work_dir: Path, models:
     os.environ["PRED_FORMAT"] = "tsv"
 
     from .datasets import ProtocolDataset
-    from .register import register, use_gloo_without_gpu
+    from .register import use_gloo_without_gpu
 
-    register()
     use_gloo_without_gpu()
     ProtocolDataset.default_limit = args.limit
     import vlmeval.run
@@ -373,7 +478,9 @@ Probe models: medhorizon_random, medhorizon_needle.
 Forced: PRED_FORMAT=tsv (lossless predictions); --judge exact_matching unless
 --judge is given (a --judge model judges Sureon's SM summaries only). --limit N
 evaluates the first N items of each of this package's datasets.
-Refused (exit 2) before loading anything: a failing pre-flight of the release
+Refused (exit 2) before loading anything: a dataset or model name that is
+none of this package's or VLMEvalKit's (one line, the closest names), --limit 0,
+an option a probe in --config does not take, a failing pre-flight of the release
 data and videos, predictions in --work-dir that another package, data or video
 version made (VLMEvalKit would silently reuse them), or a model folder
 (<work-dir>/<model>) held by another launcher still running.

@@ -17,19 +17,17 @@ import io
 import json
 from pathlib import Path
 
-from ...adapters.lmms_eval.bridges.manifest import BRIDGES
 from ...adapters.lmms_eval.runner import run_lmms_eval
 from ...benchmarks.medhorizon import scoring
 from ...benchmarks.medhorizon.attention import FRAMES, METRICS, published_fig9, summarise
 from ...core.errors import DataError, MedHorizonError
 from ...core.safeio import ByPath, atomic_write_files, iter_jsonl
 from ...core.text import pct
-from .diagnose import _items, _safe
+from .diagnose import _items, _safe, refuse_before_start
 
 __all__ = ["run_attention", "write_attention", "format_attention"]
 
 ITEMS_FILE = "attention_items.jsonl"
-MEASURABLE = ("medhorizon_qwen2_5_vl", "medhorizon_qwen3_vl")  # bridges with ``video_inputs`` (bridges/qwen.py)
 
 
 def run_attention(model: str, *, model_args: str = "", synthetic: bool = False, data: str | None = None,
@@ -38,9 +36,7 @@ def run_attention(model: str, *, model_args: str = "", synthetic: bool = False, 
     """Run the diagnostic for ``model`` (a ``medhorizon_qwen*`` bridge); return what ``attention.json`` holds."""
     if layers not in ("all", "last") and not all(x.strip().lstrip("-").isdigit() for x in layers.split(",")):
         raise DataError(f"--layers {layers!r}: expected all, last, or layer indices such as 0,12,-1")
-    if model in BRIDGES and model not in MEASURABLE:
-        raise DataError(f"--model {model}: the attention diagnostic locates the visual tokens of "
-                        f"{' and '.join(MEASURABLE)} only")
+    refuse_before_start(model, model_args, limit, wrapper="medhorizon_attention")
     out = Path(out)
     items = _items(synthetic, data)
     by_uid = {it.uid: it for it in items}

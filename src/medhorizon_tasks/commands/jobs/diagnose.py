@@ -17,12 +17,15 @@ import json
 import re
 from pathlib import Path
 
+from ...adapters.lmms_eval.request_check import request_problem
 from ...adapters.lmms_eval.runner import run_lmms_eval
 from ...benchmarks.medhorizon import scoring
 from ...benchmarks.medhorizon.diagnostics import DIAGNOSTICS
 from ...benchmarks.medhorizon.release import load_release
+from ...core.errors import MedHorizonError
 from ...core.safeio import ByPath, atomic_write_files
 from ...core.text import pct
+from ...runs.launch import limit_problem
 
 CSV_FIELDS = ("diagnostic", "label", "group", "x", "task", "model", "accuracy", "correct", "n", "invalid",
               "missing", "errors", "ci95_lo", "ci95_hi", "fine_grained", "semantic_reasoning", "order_seed",
@@ -61,10 +64,30 @@ def _items(synthetic: bool, data: str | None):
     return load_release(data)
 
 
+#: the models whose visual tokens the attention diagnostic locates (bridges/qwen.py: ``video_inputs``)
+MEASURABLE = ("medhorizon_qwen2_5_vl", "medhorizon_qwen3_vl")
+
+
+def refuse_before_start(model: str, model_args: str, limit: int | None, *,
+                        wrapper: str = "medhorizon_resume") -> None:
+    """MedHorizonError, one line, before any data are loaded or lmms-eval is started: ``--limit`` 0 or negative
+    (lmms-eval would run every item), a model lmms-eval would not find, a model arg this package's ``model``
+    does not take or a value it cannot be; for the attention diagnostic (``wrapper`` medhorizon_attention), a
+    model whose attention it cannot measure."""
+    problem = limit_problem(limit)
+    if problem is None and wrapper == "medhorizon_attention" and model not in MEASURABLE:
+        problem = (f"--model {model}: the attention diagnostic locates the visual tokens of "
+                   f"{' and '.join(MEASURABLE)} only (a probe or an API model has no attention to measure)")
+    problem = problem or request_problem(model, model_args, None)
+    if problem:
+        raise MedHorizonError(problem)
+
+
 def run_diagnostic(kind: str, model: str, *, model_args: str = "", synthetic: bool = False,
                    data: str | None = None, out: str | Path = "medhorizon_diagnostics", limit: int | None = None,
                    num_processes: int = 1, echo: bool = False) -> list[dict]:
     """Run one diagnostic for ``model``; return the CSV rows (also written under ``out``)."""
+    refuse_before_start(model, model_args, limit)
     variants = DIAGNOSTICS[kind]
     out = Path(out)
     items = _items(synthetic, data)

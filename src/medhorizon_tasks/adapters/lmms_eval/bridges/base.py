@@ -11,6 +11,7 @@ from ....core.responses import empty_accelerator_cache, is_out_of_memory, oom_te
 from ....core.video.ahead import ahead, by_video
 from ....core.video.planned_frames import PlannedFrames, describe_visuals
 from ....core.video.size import SizeRule, requested_size
+from ..model_args import CheckedModelArgs
 from .frames import planned_frames
 
 __all__ = ["PlannedFramesBridge", "request_visuals", "request_frames", "model_device", "visuals_ahead",
@@ -88,7 +89,7 @@ def model_device(model):
         return model.device
 
 
-class PlannedFramesBridge:
+class PlannedFramesBridge(CheckedModelArgs):
     """Mixin placed before an lmms-eval wrapper in a bridge's bases.
 
     ``generate_until`` asks each request's ``doc_to_visual`` for its visuals, in

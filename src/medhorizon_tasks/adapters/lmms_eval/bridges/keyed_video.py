@@ -28,6 +28,7 @@ import itertools
 from PIL import Image
 
 from ....core.video.planned_frames import PlannedFrames
+from ..model_args import CheckedModelArgs
 from .frames import frames_array, planned_frames
 
 __all__ = ["KeyedVideoBridge", "FramesLoadVideo", "KEY_PREFIX", "frame_time_text"]
@@ -40,7 +41,7 @@ def frame_time_text(times) -> str:
     return ",".join(f"{t:.2f}s" for t in times)
 
 
-class KeyedVideoBridge:
+class KeyedVideoBridge(CheckedModelArgs):
     """Mixin placed before the wrapper in a bridge's bases; the bridge's ``__init__`` calls
     :meth:`_init_keys` after the wrapper's."""
 

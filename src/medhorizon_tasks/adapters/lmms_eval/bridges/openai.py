@@ -84,6 +84,7 @@ from ....core.errors import MedHorizonError
 from ....core.responses import REFUSED, refused_text, request_error_text, response_failure, truncated_text
 from ....core.retry import backoff_wait, content_refusal, retry_after, transient_status
 from ....core.video.planned_frames import PlannedFrames
+from ..model_args import CheckedModelArgs
 from .base import visuals_ahead
 from .frames import planned_frames
 from .vllm_video import BUDGET_ARGS, FRAMES_AS, VideoRequest
@@ -137,7 +138,7 @@ def _provider_message(exc: openai.APIStatusError) -> str:
     return str(exc.message or exc)
 
 
-class OpenAICompatible(_OpenAICompatible):
+class OpenAICompatible(CheckedModelArgs, _OpenAICompatible):
     """lmms-eval's simple ``openai`` wrapper; planned frames become timed images before the question, requests
     follow the provider's rule, and a failed request or a cut-off reply is never an answer."""
 
