@@ -9,7 +9,6 @@ know, before lmms-eval starts, which names a run will find.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 __all__ = ["PROBES", "task_path", "auto_task_folder", "NO_AUTO_TASKS_ENV", "TESTED_VERSIONS"]
@@ -38,7 +37,9 @@ def task_path() -> Path:
 def auto_task_folder() -> bool:
     """Whether lmms-eval's start-up adds :func:`task_path` to its task search path (:mod:`.startup`): not when
     ``MEDHORIZON_NO_AUTO_TASKS`` is set, nor for an lmms-eval version it was not tested with."""
-    if os.environ.get(NO_AUTO_TASKS_ENV, "").strip() not in ("", "0"):
+    from ...core.settings import env_flag
+
+    if env_flag(NO_AUTO_TASKS_ENV):
         return False
     from importlib.metadata import PackageNotFoundError, version
 
