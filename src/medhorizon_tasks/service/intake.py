@@ -76,6 +76,14 @@ def _count_values(body: bytes) -> int:
     return bare.count(b",") + bare.count(b"[") + bare.count(b"{") + 1
 
 
+def _refuse_oversized_shape(body: bytes, datas: Mapping[str, BenchmarkData], what: str) -> None:
+    """Refused (413) before parsing: more JSON values than a submission to this server can need."""
+    limit = structure_limit(datas)
+    if _count_values(body) > limit:
+        raise Refused(f"{what}: more JSON values than any submission to this server can hold (at most {limit:,}): "
+                      "refused before reading it", status=413)
+
+
 def held_versions(datas: Mapping[str, BenchmarkData]) -> str:
     return "; ".join(f"{BENCHMARK_NAMES[b]} ({b}) data {datas[b].version}" for b in BENCHMARKS if b in datas)
 
@@ -106,9 +114,7 @@ def read_submission_upload(body: bytes, datas: Mapping[str, BenchmarkData], *,
     """A submission JSON as ``leaderboard make`` writes it, checked as ``leaderboard validate`` checks it."""
     if not body.strip():
         raise Refused(f"{what}: empty")
-    if _count_values(body) > structure_limit(datas):
-        raise Refused(f"{what}: more JSON values than any submission to this server can hold (at most "
-                      f"{structure_limit(datas):,}): refused before reading it", status=413)
+    _refuse_oversized_shape(body, datas, what)
     try:
         obj = loads_json(_text(body, what), source=what)
     except DataError as exc:
@@ -152,9 +158,7 @@ def make_from_samples(body: bytes, form: Mapping[str, str], datas: Mapping[str, 
     missing = [k for k in ("model", "size") if not (form.get(k) or "").strip()]
     if missing:
         raise Refused([f"{k}: required with a samples or predictions file" for k in missing])
-    if _count_values(body) > structure_limit(datas):
-        raise Refused(f"file: more JSON values than any submission to this server can hold (at most "
-                      f"{structure_limit(datas):,}): refused before reading it", status=413)
+    _refuse_oversized_shape(body, datas, "file")
     _text(body, "file")
     data = datas[bench]
     # a fixed name in a private folder: the submitter's file name only chooses between two endings
