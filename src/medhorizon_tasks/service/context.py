@@ -1,0 +1,150 @@
+"""What every route of the service works with, in one object: the configuration, the store, the boards, the
+form's CSRF keys and the rate limit; and the dependencies that hand it (and a maintainer's check) to a route.
+
+The routers (:mod:`.routes`) are split by audience, the shape of FastAPI's "bigger applications" layout; they
+reach this object through :func:`service`, never through a module-level global, so two applications (two
+stores) live side by side in one process, as the tests run them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+from ..benchmarks.data import BENCHMARKS, BenchmarkData
+from ..leaderboard.build import DEFAULT_ALPHA, DEFAULT_N_RESAMPLES, DEFAULT_SEED
+from .boards import Boards, entry_href
+from .intake import Intake
+from .security import Csrf, MaintainerToken, RateLimit
+from .store import Store, StoredSubmission
+
+__all__ = ["ServiceConfig", "Service", "Answer", "service", "maintainer", "refused", "DEFAULT_MAX_UPLOAD_MB"]
+
+# The largest real submission: 1,253 MedHorizon items, each a reasoning model's output of up to 16,384 tokens
+# (about 4 bytes a token: 64 KiB), is 1,253 x 64 KiB = 78 MiB of text, plus the JSON around it.
+DEFAULT_MAX_UPLOAD_MB = 100
+
+
+@dataclass
+class ServiceConfig:
+    datas: Mapping[str, BenchmarkData]
+    store: Store
+    title: str = "Leaderboard"
+    max_upload_mb: float = DEFAULT_MAX_UPLOAD_MB
+    require_token: bool = False
+    rate: tuple[int, float] = (20, 3600.0)
+    maintainer: MaintainerToken = field(default_factory=MaintainerToken)
+    n_resamples: int = DEFAULT_N_RESAMPLES
+    seed: int = DEFAULT_SEED
+    alpha: float = DEFAULT_ALPHA
+
+
+class Answer(Exception):
+    """A reply decided before the route's own work (a maintainer check, a submitter's token): raised by a
+    dependency, answered as it is by the application's handler."""
+
+    def __init__(self, response: JSONResponse):
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def refused(problems: list[str], status: int = 422) -> JSONResponse:
+    return JSONResponse({"accepted": False, "problems": problems}, status_code=status)
+
+
+def bearer(request: Request) -> str | None:
+    value = request.headers.get("authorization") or ""
+    scheme, _, token = value.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+class Service:
+    """One running service: built once by :func:`~.app.create_app`, kept on ``app.state.service``."""
+
+    def __init__(self, cfg: ServiceConfig):
+        self.cfg = cfg
+        self.store = cfg.store
+        self.datas = dict(cfg.datas)
+        self.boards = Boards(self.store, self.datas, n_resamples=cfg.n_resamples, seed=cfg.seed, alpha=cfg.alpha)
+        self.csrf = Csrf()
+        self.limiter = RateLimit(*cfg.rate)
+        self.held = {b: self.datas[b].version for b in BENCHMARKS if b in self.datas}
+
+    def is_maintainer(self, request: Request) -> bool:
+        return self.cfg.maintainer.matches(bearer(request))
+
+    def submitter(self, request: Request, token: str | None) -> tuple[str | None, list[str] | None, int]:
+        """(who, problems, status): the submitter's name with a valid token, else the client's address."""
+        address = request.client.host if request.client else "unknown"
+        if token:
+            name = self.store.submitter_of(token)
+            if name is None:
+                return None, ["submitter token: not a token of this server"], 403
+            return f"token:{name}", None, 200
+        if self.cfg.require_token:
+            return None, ["this server takes submissions with a submitter token only (Authorization: Bearer "
+                          "TOKEN, or the form's token field); ask the board's maintainer for one"], 401
+        return f"address:{address}", None, 200
+
+    def over_rate(self, who: str) -> JSONResponse | None:
+        wait = self.limiter.allow(who)
+        if wait is None:
+            return None
+        n, window = self.cfg.rate
+        return JSONResponse({"accepted": False, "problems": [
+            f"rate limit: at most {n} submissions per {window:g} s from one submitter; try again in "
+            f"{wait:.0f} s"]}, status_code=429, headers={"Retry-After": str(max(1, int(wait + 0.999)))})
+
+    def keep(self, intake: Intake, *, filename: str | None, who: str,
+             received: bytes) -> tuple[StoredSubmission, bool]:
+        """Score first (a failure keeps nothing), then keep in one transaction."""
+        self.boards.score(intake.submission, intake.data, intake.submission_bytes)
+        return self.store.add(received=received, submission=intake.submission_bytes,
+                              benchmark=intake.data.benchmark, data_version=intake.data.version,
+                              model=intake.metadata["model"], kind=intake.kind, filename=filename, submitter=who)
+
+    def placed(self, row: StoredSubmission):
+        """(board, entry) of a stored submission: on the public board if it is there, else scored alone."""
+        if row.benchmark not in self.datas or row.data_version != self.datas[row.benchmark].version:
+            return None, None
+        if row.state == "public":
+            for b in self.boards.boards()[0]:
+                for e in b.entries:
+                    if e.submission.source == entry_href(row.id):
+                        return b, e
+        from ..leaderboard.build import rank_board
+
+        e = self.boards.entry_of(row)
+        b = rank_board(row.benchmark, self.datas[row.benchmark], [e], n_resamples=self.cfg.n_resamples,
+                       seed=self.cfg.seed, alpha=self.cfg.alpha)
+        e.rank = 0  # alone: no rank
+        return b, e
+
+    def visible(self, request: Request, sub_id: int) -> StoredSubmission | None:
+        row = self.store.get(sub_id)
+        if row is None or (row.state != "public" and not self.is_maintainer(request)):
+            return None
+        return row
+
+
+def service(request: Request) -> Service:
+    """The dependency every route takes: the application's :class:`Service`."""
+    return request.app.state.service
+
+
+def maintainer(request: Request) -> Service:
+    """The dependency of maintainers' routes: the service, once the request carries the maintainer's token
+    (else 403 when maintainer actions are off, 401 without a token, 403 with a wrong one)."""
+    svc = service(request)
+    if not svc.cfg.maintainer.configured:
+        raise Answer(JSONResponse({"error": "maintainer actions are off: the server was started without a "
+                                            "maintainer token"}, status_code=403))
+    if bearer(request) is None:
+        raise Answer(JSONResponse({"error": "maintainer token required (Authorization: Bearer TOKEN)"},
+                                  status_code=401, headers={"WWW-Authenticate": "Bearer"}))
+    if not svc.is_maintainer(request):
+        raise Answer(JSONResponse({"error": "wrong maintainer token"}, status_code=403))
+    return svc

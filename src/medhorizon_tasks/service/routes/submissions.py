@@ -1,0 +1,104 @@
+"""Sending a run: the HTML form (``GET``/``POST /submit``, CSRF-protected) and the JSON API
+(``POST /api/submissions``). Both score before they keep: a failure keeps nothing."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+
+from .. import pages
+from ..boards import entry_href, entry_json
+from ..context import Service, bearer, refused, service
+from ..intake import FORM_FIELDS, Refused, looks_like_submission, make_from_samples, read_submission_upload
+from ..security import Csrf, TooLarge
+from ..store import StoreFull
+
+router = APIRouter()
+
+
+def _form_page(svc: Service, *, status: int = 200, **kw) -> HTMLResponse:
+    value = svc.csrf.new_value()
+    response = HTMLResponse(pages.submit_page(svc.held, svc.csrf.form_token(value), require_token=svc.cfg.require_token,
+                                              max_mb=svc.cfg.max_upload_mb, **kw), status_code=status)
+    response.set_cookie(Csrf.COOKIE, value, httponly=True, samesite="strict")
+    return response
+
+
+@router.get("/submit", response_class=HTMLResponse)
+def submit_form(svc: Service = Depends(service)):
+    return _form_page(svc)
+
+
+@router.post("/submit")
+async def submit_post(request: Request, svc: Service = Depends(service)):
+    try:
+        form = await request.form(max_files=1, max_fields=len(FORM_FIELDS) + 4)
+    except TooLarge:
+        raise
+    except Exception as exc:  # a malformed multipart body  # noqa: BLE001
+        return HTMLResponse(pages.message_page("Refused", f"the form could not be read: {exc}"), status_code=400)
+    fields = {k: v for k, v in form.items() if isinstance(v, str) and k in FORM_FIELDS + ("token",)}
+
+    def again(problems, status=422):
+        return _form_page(svc, status=status, problems=problems, form=fields)
+
+    token = form.get("csrf")
+    if not svc.csrf.valid(request.cookies.get(Csrf.COOKIE), token if isinstance(token, str) else None):
+        return again(["the form's security token is missing or stale (or the form was sent from another "
+                      "site): reload the form and submit again"], 403)
+    who, problems, status = svc.submitter(request, (fields.get("token") or "").strip() or None)
+    if problems:
+        return again(problems, status)
+    limited = svc.over_rate(who)
+    if limited is not None:
+        return again(json.loads(limited.body)["problems"], 429)
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        return again(["file: choose a file to upload"])
+    body = await upload.read()
+    filename = (upload.filename or "")[:200] or None
+
+    def work():
+        intake = (read_submission_upload(body, svc.datas, what="file") if looks_like_submission(body)
+                  else make_from_samples(body, fields, svc.datas, filename=filename))
+        return svc.keep(intake, filename=filename, who=who, received=body)
+
+    try:
+        row, new = await run_in_threadpool(work)
+    except Refused as exc:
+        return again(exc.problems, exc.status)
+    except StoreFull as exc:
+        return again([str(exc)], 507)
+    return RedirectResponse(f"{entry_href(row.id)}?{'accepted' if new else 'duplicate'}=1", status_code=303)
+
+
+@router.post("/api/submissions")
+async def submit_api(request: Request, svc: Service = Depends(service)):
+    who, problems, status = svc.submitter(request, bearer(request))
+    if problems:
+        return refused(problems, status)
+    limited = svc.over_rate(who)
+    if limited is not None:
+        return limited
+    body = await request.body()
+    filename = (request.headers.get("x-filename") or "")[:200] or None
+
+    def work():
+        intake = read_submission_upload(body, svc.datas)
+        row, new = svc.keep(intake, filename=filename, who=who, received=body)
+        return row, new, (entry_json(row, *svc.placed(row)) if new else None)
+
+    try:
+        row, new, view = await run_in_threadpool(work)
+    except Refused as exc:
+        return refused(exc.problems, exc.status)
+    except StoreFull as exc:
+        return refused([str(exc)], 507)
+    if not new:
+        return JSONResponse({"accepted": True, "duplicate": True, "id": row.id, "page": entry_href(row.id),
+                             "message": f"these bytes were submitted before: entry {row.id}, received "
+                                        f"{row.received_at}; nothing new was kept"}, status_code=200)
+    return JSONResponse({"accepted": True, "duplicate": False, **view}, status_code=201)
