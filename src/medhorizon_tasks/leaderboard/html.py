@@ -68,7 +68,9 @@ p.foot { color: #57606a; font-size: 0.82rem; max-width: 70rem; }
   table.board, table.board tbody, table.board tr, table.board td { display: block; min-width: 0; width: auto; }
   table.board thead { display: none; }
   table.board tr { border: 1px solid #d0d7de; border-radius: 6px; margin-bottom: 0.6rem; padding: 0.2rem 0.3rem; }
-  table.board td { border: none; display: flex; gap: 0.5rem; white-space: normal; text-align: left; }
+  table.board td { border: none; display: flex; gap: 0.5rem; white-space: normal; text-align: left;
+                   overflow-wrap: anywhere; }
+  table.board td > * { min-width: 0; }
   table.board td[data-label]::before { content: attr(data-label); font-weight: 600; flex: 0 0 7.5rem; }
   table.board td.model div { max-width: none; }
 }
@@ -155,10 +157,10 @@ def _board_html(board: Board, entry_href=None, extra=(), badge=None) -> str:
                         cell += f' <a class="ext" href="{escape(url, quote=True)}" rel="nofollow noopener">&#8599;</a>'
                 elif url is not None:
                     cell = f'<a href="{escape(url, quote=True)}">{cell}</a>'
-                # the block caps the column's width: a long name wraps instead of squeezing every other column
-                cell = f"<div>{cell}</div>"
                 if badge is not None:
                     cell += badge(e)
+                # the block caps the column's width: a long name wraps instead of squeezing every other column
+                cell = f"<div>{cell}</div>"
                 if m.get("notes"):
                     attrs += f' title="{escape(m["notes"], quote=True)}"'
             out.append(f'<td{attrs} data-label="{escape(head[i], quote=True)}">{cell}</td>')
