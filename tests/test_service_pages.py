@@ -5,6 +5,7 @@ from the store's action log, and the maintainers' sessions (expiry, the token's 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +82,56 @@ def test_a_maintainer_session_ends_with_its_time_its_token_or_a_change_to_it():
     assert sessions.csrf_valid(cookie, csrf) and not sessions.csrf_valid(sessions.issue(token), csrf)
     now[0] += SESSION_SECONDS + 1
     assert not sessions.valid(cookie, token)
+
+
+def test_the_demo_build_and_serve_draw_one_default_number_of_resamples(monkeypatch, tmp_path):
+    """Issue 45 item 7: the demo's board drew 1,000 resamples, `leaderboard build` and `serve` 2,000; the
+    intervals of one run differed between the demo and a served board."""
+    from types import SimpleNamespace
+
+    import medhorizon_tasks.data.synthetic.surghi as surghi_synthetic
+    import medhorizon_tasks.leaderboard as leaderboard
+    import medhorizon_tasks.leaderboard.submission as submission
+    from medhorizon_tasks.commands.jobs import demo
+    from medhorizon_tasks.commands.main import build_parser
+    from medhorizon_tasks.leaderboard.build import DEFAULT_N_RESAMPLES
+
+    class Built(Exception):
+        pass
+
+    def build(paths, data, **kw):
+        raise Built(kw)
+
+    # the demo's board, up to the build: what it asks build_leaderboard for
+    monkeypatch.setattr(surghi_synthetic, "build_surghi_sample",
+                        lambda: SimpleNamespace(annotations_path=None, hierarchy_path=None))
+    monkeypatch.setattr(leaderboard, "load_benchmark_data", lambda *a, **k: None)
+    monkeypatch.setattr(leaderboard, "make_submission", lambda *a, **k: {})
+    monkeypatch.setattr(submission, "write_submission", lambda sub, path: path)
+    monkeypatch.setattr(leaderboard, "build_leaderboard", build)
+    runs = {m: SimpleNamespace(samples={t: None for t in ("medhorizon_synthetic", "medhorizon_synthetic_oracle",
+                                                            "medhorizon_synthetic_text", demo.SURGHI_TASK)})
+            for m in ("medhorizon_needle", "medhorizon_random")}
+    with pytest.raises(Built) as built:
+        demo._leaderboard_section(runs, tmp_path / "data.jsonl", tmp_path, None)
+    parser = build_parser()
+    served = parser.parse_args(["leaderboard", "serve", "--synthetic"]).n_resamples
+    made = parser.parse_args(["leaderboard", "build", "x.json", "--synthetic", "--out", "o"]).n_resamples
+    assert built.value.args[0]["n_resamples"] == served == made == DEFAULT_N_RESAMPLES
+    # and what the demo and the getting-started page say about it
+    said = f"({DEFAULT_N_RESAMPLES:,} resamples"
+    assert said in demo.LEADERBOARD_LEGEND[1]
+    page = " ".join((Path(__file__).resolve().parents[1] / "docs" / "getting-started.md").read_text().split())
+    assert said in page and "1,000 resamples" not in page
+
+
+def test_serves_synthetic_help_says_it_holds_every_benchmark(capsys):
+    """`leaderboard serve --help` said `--synthetic` was "the embedded synthetic benchmark of --benchmark": serve
+    has no --benchmark, and loads all three."""
+    from medhorizon_tasks.commands.main import main
+
+    with pytest.raises(SystemExit):
+        main(["leaderboard", "serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--benchmark" not in text
+    assert "--synthetic the embedded synthetic benchmarks of MedHorizon, Sureon and SurgHiBench" in text
