@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -36,7 +37,7 @@ def page_steps() -> tuple[list[str], str]:
     section = text[text.index("**With PostgreSQL**"):]
     blocks = [m.group(2) for m in FENCE.finditer(section)][:2]
     setup = [line for line in blocks[0].splitlines() if line.strip()]
-    return setup, blocks[1].replace("\\\n", " ")
+    return setup, " ".join(blocks[1].replace("\\\n", " ").split())
 
 
 def pgpass_line() -> str:
@@ -91,9 +92,10 @@ def test_the_pages_postgresql_steps_run_as_written(pg, synthetic, tmp_path):
     env.update(HOME=str(home), PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     log = tmp_path / "serve.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen(["bash", "-c", f"exec {command}"], env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(["bash", "-c", command], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
     try:
-        deadline = time.monotonic() + 300
+        deadline, health = time.monotonic() + 300, None
         while time.monotonic() < deadline and proc.poll() is None:
             try:
                 health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2)
@@ -102,12 +104,12 @@ def test_the_pages_postgresql_steps_run_as_written(pg, synthetic, tmp_path):
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
-        assert proc.poll() is None, log.read_text(errors="replace")[-3000:]
+        assert proc.poll() is None and health is not None, log.read_text(errors="replace")[-3000:]
         assert health.json()["submissions"] == 0
         owners = as_superuser("SELECT DISTINCT tableowner FROM pg_tables WHERE tablename LIKE 'mh_%'")
         assert owners == "board"
     finally:
-        proc.terminate()
+        os.killpg(proc.pid, signal.SIGTERM)  # the shell and the server it started: their own process group
         proc.wait(30)
 
     # the password is what let it in: without ~/.pgpass the same command stops with the store's message
