@@ -8,7 +8,9 @@ two set-up commands are the ones ``.ci/run`` runs, word for word (CI runs them; 
 install the package and run this suite again).
 
 In a ``console`` block, lines starting with ``$ `` are commands; the lines after one are what it prints, and
-each of them must appear in its output, in order (``...`` stands for any lines; runs of spaces are one space).
+each of them must appear in its output, in order (``...`` alone stands for any lines, inside a line for any
+text; runs of spaces are one space). A shown line is never a field with its value left blank (``data:``): a
+reader takes that for what the command prints.
 """
 
 from __future__ import annotations
@@ -85,6 +87,15 @@ def _squash(s: str) -> str:
     return re.sub(r"\s+", " ", s).strip()
 
 
+def _matcher(want: str):
+    """A shown line as a test of an output line: ``...`` inside it stands for any text (a path that differs
+    from machine to machine: ``data:   .../medhorizon_synthetic.jsonl``); the rest is matched as it is."""
+    if "..." not in want:
+        return lambda line: want in line
+    pattern = re.compile(".*?".join(re.escape(part) for part in want.split("...")))
+    return lambda line: pattern.search(line) is not None
+
+
 def _shows(output: str, expected: list[str]) -> str | None:
     """None when every expected line is in the output in order, else the first line that is not."""
     lines = [_squash(x) for x in output.splitlines()]
@@ -92,7 +103,8 @@ def _shows(output: str, expected: list[str]) -> str | None:
     for want in (_squash(x) for x in expected):
         if not want or want == "...":
             continue
-        while at < len(lines) and want not in lines[at]:
+        match = _matcher(want)
+        while at < len(lines) and not match(lines[at]):
             at += 1
         if at == len(lines):
             return want
@@ -161,6 +173,21 @@ def run_block(block: Block, cwd: Path, env: dict) -> None:
 def test_the_pages_examples_run_as_written(page, example_env, tmp_path):
     for block in (b for b in RUN if b.page == page):
         run_block(block, tmp_path, example_env)
+
+
+def test_no_shown_line_is_a_field_left_blank():
+    """docs/getting-started.md showed `synthetic` printing ``data:`` and ``videos:`` with nothing after them
+    (issue 45 item 7): the line matched any path, and a reader took it for the output."""
+    blank = [f"{b}: {line!r}" for b in ALL if b.lang == "console" for _, shown in _commands(b) for line in shown
+             if re.fullmatch(r"\s*[\w .-]+:\s*", line)]
+    assert blank == []
+
+
+def test_a_line_with_dots_inside_matches_any_text_there():
+    assert _shows("data:   /home/x/.cache/v2/medhorizon_synthetic.jsonl\nvideos: /home/x/v2/videos\n",
+                  ["data:   .../medhorizon_synthetic.jsonl", "videos: .../videos"]) is None
+    assert _shows("data:   /home/x/other.jsonl\n", ["data: .../medhorizon_synthetic.jsonl"]) is not None
+    assert _shows("a (b) [c]\n", ["a (b) [c]"]) is None  # the rest is text, not a pattern
 
 
 def test_a_block_that_fails_or_prints_otherwise_is_caught(tmp_path):

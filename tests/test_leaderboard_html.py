@@ -218,7 +218,9 @@ def test_page_fits_1400_px_and_carries_its_title(tmp_path, wide_boards, capsys):
     shown = html.escape(title, quote=False)
     assert f"<title>{shown}</title>" in dom and re.search(rf"<h1>{re.escape(shown)}</h1>", dom)
     assert LONG_NAME in dom and len(re.findall(r'<table class="board"', dom)) == 3
-    assert dom.count("toyC-with-a-longer-dataset-name multi-level") == 1
+    # one header cell (each row's cells name it too, in data-label: the label of a row's card below 640 px)
+    assert dom.count(">toyC-with-a-longer-dataset-name multi-level<") == 1
+    assert dom.count('data-label="toyC-with-a-longer-dataset-name multi-level"') == 2
 
     for width in (1400, 1000):  # a laptop, and a narrower window still above the ~900 px scrolling limit
         m = measure(page, tmp_path / "profile", width)

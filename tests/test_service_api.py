@@ -134,10 +134,14 @@ def test_accepted_submissions_are_on_the_board_with_the_numbers_of_leaderboard_b
             assert (s["p_vs_leader_holm"] is None) == (e.p_holm is None)
             if e.p_holm is not None:
                 assert s["p_vs_leader_holm"] == pytest.approx(e.p_holm, abs=1e-12)
-    # the CSV is build's CSV of the same boards, but for the submission column (a page here, a file there)
+    # the CSV is build's CSV of the same boards, but for the submission column (a page here, a file there) and
+    # the two columns only the server knows, after build's: when it was received, whether it was verified
     served_csv = list(csv.DictReader(io.StringIO(httpx.get(server.url + "/board.csv", timeout=60).text)))
     built_csv = list(csv.DictReader(io.StringIO(format_csv(built))))
-    strip = lambda rows: sorted(({k: v for k, v in r.items() if k != "submission"} for r in rows),
+    assert list(served_csv[0])[-2:] == ["received_at", "verified"]
+    assert all(r["verified"] == "no" and r["received_at"].startswith("20") for r in served_csv)
+    strip = lambda rows: sorted(({k: v for k, v in r.items() if k not in ("submission", "received_at", "verified")}
+                                 for r in rows),
                                 key=lambda r: (r["benchmark"], r["model"]))
     assert strip(served_csv) == strip(built_csv)
 

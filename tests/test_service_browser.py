@@ -5,7 +5,13 @@ server (uvicorn on 127.0.0.1, SQLite in a temporary folder). One server and one 
 What a submitter meets: a valid upload lands on the board with the numbers `leaderboard build` makes of the same
 files; a samples or predictions file with the form's fields is accepted; an invalid upload shows the lines
 `leaderboard validate` prints and keeps nothing; a model name with markup is text; the entry page shows each
-group's interval."""
+group's interval.
+
+What a reader of a board expects of it: a search and filters that work (model, size, input protocol, verified
+only), a plot per benchmark whose points are the board's numbers, an empty state where a benchmark has no entry,
+the maintainers' HTML view (token login into an HttpOnly session cookie, verify / hide with a reason, the log)
+whose "verified" mark shows on the board, the entry, the JSON and the CSV, styled error pages for a browser, and
+every page readable in a 390 px window (nothing wider than the window, no table cut)."""
 
 from __future__ import annotations
 
@@ -192,7 +198,9 @@ def test_uploaded_submissions_are_on_the_board_with_the_numbers_of_leaderboard_b
     # the served page's rows read as the built page's rows, cell for cell (the model's link aside)
     browser.get((tmp_path / "built" / "leaderboard.html").as_uri())
     for model, row in page_rows(browser).items():
-        assert row["cells"] == shown[model]["cells"], model
+        # the served board adds one column after build's: the date the entry was received
+        assert row["cells"] == shown[model]["cells"][:-1], model
+        assert shown[model]["cells"][-1] == served[model]["received_at"][:10], model
     # each new entry's name opens its page
     for sub_id, path in ids.items():
         model = json.loads(path.read_text())["metadata"]["model"]
@@ -331,3 +339,215 @@ def test_the_entry_page_shows_each_groups_interval(server, browser, medhorizon, 
     task = next(g for g in groups if g["name"] == "Task")
     assert sum(r["n"] for r in task["rows"]) == len(medhorizon.items)
     assert len(task["rows"]) == len({it.task for it in medhorizon.items})
+
+
+# ------------------------------------------------------------------ (f) search and filters, empty states
+
+def api_submit(srv, data, path: Path, **meta) -> int:
+    """An upload through the API (cheaper than the form, which the tests above drive): the new entry's id."""
+    r = httpx.post(srv.url + "/api/submissions", content=json.dumps(make_submission(data, path, **meta)).encode(),
+                   headers={"content-type": "application/json"}, timeout=300)
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+@pytest.fixture(scope="module")
+def caps(server, medhorizon, tmp_path_factory):
+    """One model at three frame caps (the plot's second panel) and another of another size: {cap: id}."""
+    folder = tmp_path_factory.mktemp("caps")
+    out = {cap: api_submit(server, medhorizon, predictions(medhorizon, folder / f"c{cap}.jsonl", acc, 20 + cap)[0],
+                           model="Capped-Sweep-8B", size="8B", fps=1, cap=cap)
+           for cap, acc in ((16, 0.35), (64, 0.55), (256, 0.75))}
+    out["other"] = api_submit(server, medhorizon, predictions(medhorizon, folder / "o.jsonl", 0.5, 99)[0],
+                              model="Lone-Frames-13B", size="13B", frames=12)
+    return out
+
+
+def test_search_and_filters_narrow_the_board_and_keep_its_ranks(server, browser, caps):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    entries = {e["id"]: e for e in api_entries(server)}
+    browser.get(server.url + "/")
+    assert len(page_rows(browser)) == len({e["model"] for e in entries.values()})
+    # a benchmark the server holds with no entry yet says so, and why it has no paper rows (synthetic data)
+    for bench in ("sureon", "surghi"):
+        assert "No entries yet" in browser.find_element(By.ID, f"empty-{bench}").text
+        assert "not its release" in browser.find_element(By.ID, f"ref-none-{bench}").text
+    assert "embedded synthetic benchmark" in browser.find_element(By.ID, "ref-none-medhorizon").text
+
+    box = browser.find_element(By.ID, "q")
+    box.send_keys("capped-SWEEP")
+    browser.find_element(By.ID, "search").click()
+    assert "q=capped-SWEEP" in browser.current_url
+    rows = browser.execute_script("""return Array.from(document.querySelectorAll("#board-medhorizon tbody tr"),
+        tr => [tr.getAttribute("data-model"), tr.cells[0].innerText.trim(), tr.cells[3].innerText.trim()]);""")
+    want = sorted(([e["model"], str(e["rank"]), e["input_protocol_text"]] for e in entries.values()
+                   if e["model"] == "Capped-Sweep-8B"), key=lambda r: int(r[1]))
+    assert len(want) == 3 and rows == want  # the ranks of the whole board, not renumbered
+    total = len(entries)
+    assert browser.find_element(By.ID, "shown").text.startswith(f"Showing 3 of {total} entries")
+    # the search box keeps what was typed; a protocol filter narrows further
+    assert browser.find_element(By.ID, "q").get_attribute("value") == "capped-SWEEP"
+    Select(browser.find_element(By.ID, "protocol")).select_by_value("1 fps, cap 64")
+    browser.find_element(By.ID, "search").click()
+    assert list(page_rows(browser)) == ["Capped-Sweep-8B"]
+    assert page_rows(browser)["Capped-Sweep-8B"]["href"] == f"/submissions/{caps[64]}"
+    # by size alone
+    browser.get(server.url + "/")
+    Select(browser.find_element(By.ID, "size")).select_by_value("13B")
+    browser.find_element(By.ID, "search").click()
+    assert list(page_rows(browser)) == ["Lone-Frames-13B"]
+    # nothing matches: the board says so instead of showing an empty table
+    browser.get(server.url + "/?q=no-such-model-anywhere")
+    assert page_rows(browser) == {}
+    assert "No entry matches the search" in browser.find_element(By.ID, "empty-medhorizon").text
+
+
+# ------------------------------------------------------------------ (g) the plot
+
+def test_the_plot_shows_each_entrys_score_and_interval_and_score_against_frames(server, browser, caps):
+    from selenium.webdriver.common.by import By
+
+    board = next(b for b in api_board(server)["boards"] if b["benchmark"] == "medhorizon")
+    browser.get(server.url + "/")
+    svg = browser.find_element(By.ID, "plot-medhorizon")
+    # drawn (inline SVG under the page's CSP), and as wide as its box at most
+    box = browser.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height];", svg)
+    assert box[0] > 300 and box[1] > 100
+    dots = svg.find_elements(By.CSS_SELECTOR, "circle.score")
+    assert sorted(float(d.get_attribute("data-value")) for d in dots) == pytest.approx(
+        sorted(e["value"] for e in board["entries"]), rel=1e-5)
+    # one interval bar per entry, from its low to its high end: bar length ~ interval width
+    bars = svg.find_elements(By.CSS_SELECTOR, "line.ci")
+    assert len(bars) == len(board["entries"])
+    widths = sorted(float(b.get_attribute("x2")) - float(b.get_attribute("x1")) for b in bars)
+    scale = widths[-1] / max(e["ci95"][1] - e["ci95"][0] for e in board["entries"])
+    assert widths == pytest.approx(sorted((e["ci95"][1] - e["ci95"][0]) * scale for e in board["entries"]), abs=0.2)
+    # the second panel: the model sent at three caps is one line of three points, rising with its scores
+    series = svg.find_elements(By.CSS_SELECTOR, "polyline.series")
+    assert [s.get_attribute("data-model") for s in series] == ["Capped-Sweep-8B"]
+    points = [tuple(map(float, p.split(","))) for p in series[0].get_attribute("points").split()]
+    assert len(points) == 3 and points[0][0] < points[1][0] < points[2][0]
+    by_cap = {e["input_protocol"]["cap"]: e["value"] for e in board["entries"] if e["model"] == "Capped-Sweep-8B"}
+    order = sorted(by_cap, key=by_cap.get)
+    ys = {cap: y for cap, (_, y) in zip(sorted(by_cap), points)}
+    assert sorted(ys, key=ys.get, reverse=True) == order  # higher score = higher on the page (smaller y)
+
+
+# ------------------------------------------------------------------ (h) the maintainers' view
+
+def test_the_maintainer_view_logs_in_with_the_token_and_verifies_with_a_reason(server, browser, caps):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from service_server import MAINTAINER_TOKEN
+
+    browser.get(server.url + "/maintainer")
+    browser.find_element(By.ID, "token").send_keys("wrong-" + MAINTAINER_TOKEN)
+    browser.find_element(By.ID, "login").click()
+    assert browser.find_element(By.ID, "refused").text == "wrong maintainer token"
+    assert browser.find_elements(By.ID, "entries") == []
+    browser.find_element(By.ID, "token").send_keys(MAINTAINER_TOKEN)
+    browser.find_element(By.ID, "login").click()
+    assert browser.find_element(By.ID, "entries")
+    # the session cookie: HttpOnly (no script reads it), SameSite=Strict, and not the token
+    cookie = browser.get_cookie("mh_maintainer")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and MAINTAINER_TOKEN not in cookie["value"]
+    assert "mh_maintainer" not in browser.execute_script("return document.cookie")
+
+    def act(sub_id: int, action: str, reason: str):
+        form = browser.find_element(By.ID, f"act-{sub_id}")
+        Select(form.find_element(By.NAME, "action")).select_by_value(action)
+        form.find_element(By.NAME, "reason").send_keys(reason)
+        form.find_element(By.TAG_NAME, "button").click()
+
+    # no reason: refused, nothing done
+    act(caps[256], "verify", "")
+    assert "give the reason" in browser.find_element(By.ID, "refused").text
+    act(caps[256], "verify", "re-ran on our GPUs: 75.0 again")
+    assert browser.find_element(By.ID, "banner").text == f"verify: entry {caps[256]} (Capped-Sweep-8B)"
+    assert browser.find_element(By.CSS_SELECTOR, f"#row-{caps[256]} td.verified").text == "yes"
+    act(caps["other"], "hide", "a duplicate of another run")
+    assert browser.find_element(By.CSS_SELECTOR, f"#row-{caps['other']} td.state").text == "hidden"
+    log = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")][1:]
+           for tr in browser.find_elements(By.CSS_SELECTOR, "#log tbody tr")]
+    assert log[:2] == [[str(caps["other"]), "Lone-Frames-13B", "hide", "a duplicate of another run"],
+                       [str(caps[256]), "Capped-Sweep-8B", "verify", "re-ran on our GPUs: 75.0 again"]]
+    api_log = httpx.get(server.url + "/api/actions", headers={"Authorization": f"Bearer {MAINTAINER_TOKEN}"},
+                        timeout=60).json()["actions"]
+    assert [(a["submission_id"], a["action"]) for a in api_log[-2:]] == [(caps[256], "verify"), (caps["other"], "hide")]
+
+    # the mark: on the board (beside the name, and in the "verified only" filter), the entry, the JSON, the CSV
+    browser.get(server.url + "/?verified=1")
+    rows = page_rows(browser)
+    assert list(rows) == ["Capped-Sweep-8B"] and rows["Capped-Sweep-8B"]["href"] == f"/submissions/{caps[256]}"
+    assert rows["Capped-Sweep-8B"]["cells"][1] == "Capped-Sweep-8B verified"
+    browser.get(server.url + "/")
+    assert "Lone-Frames-13B" not in page_rows(browser)  # hidden
+    browser.get(f"{server.url}/submissions/{caps[256]}")
+    assert browser.find_element(By.ID, "verified").text == "verified"
+    marks = {e["id"]: e["verified"] for e in api_entries(server)}
+    assert marks[caps[256]] is True and not any(v for k, v in marks.items() if k != caps[256])
+    served_csv = list(csv.DictReader(httpx.get(server.url + "/board.csv", timeout=60).text.splitlines()))
+    assert {r["submission"]: r["verified"] for r in served_csv if r["verified"] == "yes"} == {
+        f"/submissions/{caps[256]}": "yes"}
+
+    # a form posted with the session cookie but without the page's CSRF token (another site's form) is refused
+    forged = httpx.post(server.url + "/maintainer/act", cookies={"mh_maintainer": cookie["value"]}, timeout=60,
+                        data={"id": str(caps[256]), "action": "unverify", "reason": "forged", "csrf": "0" * 64})
+    assert forged.status_code == 403 and "security token" in forged.text
+    assert {e["id"]: e["verified"] for e in api_entries(server)}[caps[256]] is True
+    # logging out ends the session
+    browser.get(server.url + "/maintainer")
+    browser.find_element(By.ID, "logout").click()
+    assert browser.find_element(By.ID, "token") and browser.get_cookie("mh_maintainer") is None
+
+
+# ------------------------------------------------------------------ (i) error pages, and a 390 px phone
+
+def test_error_pages_are_styled_for_a_browser_and_json_for_a_client(server, browser):
+    from selenium.webdriver.common.by import By
+
+    browser.get(server.url + "/no/such/page")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Not found"
+    assert browser.find_element(By.ID, "error").text == "There is no page at /no/such/page."
+    browser.get(server.url + "/submissions/not-a-number")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Not understood"
+    assert "sub_id" in browser.find_element(By.ID, "error").text
+    html = {"Accept": "text/html"}
+    r = httpx.delete(server.url + "/", headers=html, timeout=30)
+    assert r.status_code == 405 and "<h1>Method not allowed</h1>" in r.text and r.headers["allow"] == "GET"
+    assert "content-security-policy" in r.headers
+    # an API client gets FastAPI's JSON
+    assert httpx.get(server.url + "/no/such/page", timeout=30).json() == {"detail": "Not Found"}
+    assert httpx.get(server.url + "/api/submissions/x", headers=html, timeout=30).json()["detail"][0]["loc"] == [
+        "path", "sub_id"]
+
+
+def test_every_page_is_readable_in_a_390_px_window(server, browser, caps):
+    pages = ["/", "/?q=capped", "/submit", f"/submissions/{caps[64]}", "/maintainer", "/no/such/page"]
+    browser.set_window_size(390, 844)
+    try:
+        width = browser.execute_script("return window.innerWidth")
+        assert 360 <= width <= 390
+        for path in pages:
+            browser.get(server.url + path)
+            cut = browser.execute_script("""
+                const out = [];
+                if (document.documentElement.scrollWidth > window.innerWidth)
+                  out.push("page " + document.documentElement.scrollWidth);
+                for (const t of document.querySelectorAll("table, svg, form, pre"))
+                  if (t.getBoundingClientRect().right > window.innerWidth + 0.5)
+                    out.push(t.tagName + "#" + t.id + " " + t.getBoundingClientRect().right);
+                for (const w of document.querySelectorAll(".wrap"))
+                  if (w.scrollWidth > w.clientWidth) out.push("wrap " + w.scrollWidth + ">" + w.clientWidth);
+                return out;""")
+            assert cut == [], (path, cut)
+        # on the board each row is a card of "label value" lines, all of them there
+        browser.get(server.url + "/")
+        card = browser.execute_script("""const tr = document.querySelector("#board-medhorizon tbody tr");
+            return [getComputedStyle(tr).display, Array.from(tr.cells, c => c.getAttribute("data-label"))];""")
+        assert card[0] == "block" and card[1][:2] == ["Rank", "Model"] and card[1][-1] == "Received"
+    finally:
+        browser.set_window_size(1400, 1000)

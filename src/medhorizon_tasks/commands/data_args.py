@@ -28,12 +28,15 @@ _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*")
 _FILE_SUFFIXES = {".jsonl", ".json", ".csv", ".parquet", ".txt", ".yaml", ".yml", ".arrow"}
 
 
-def add_synthetic_argument(parser: argparse.ArgumentParser, group=None) -> None:
-    """``--synthetic``: the embedded synthetic data of the command's ``--benchmark`` instead of ``--data``."""
+def add_synthetic_argument(parser: argparse.ArgumentParser, group=None, *, every: bool = False) -> None:
+    """``--synthetic``: the embedded synthetic data of the command's ``--benchmark`` instead of ``--data``;
+    ``every``: of every benchmark (a command without ``--benchmark``, which takes ``--data BENCHMARK=PATH``)."""
     (group or parser).add_argument(
         "--synthetic", action="store_true",
-        help="the embedded synthetic benchmark of --benchmark (built on first use, as `medhorizon-tasks "
-             "synthetic` does) instead of --data")
+        help=("the embedded synthetic benchmarks of MedHorizon, Sureon and SurgHiBench (built on first use, as "
+              "`medhorizon-tasks synthetic` does) instead of --data" if every else
+              "the embedded synthetic benchmark of --benchmark (built on first use, as `medhorizon-tasks "
+              "synthetic` does) instead of --data"))
     parser.set_defaults(_synthetic_data=True)
 
 

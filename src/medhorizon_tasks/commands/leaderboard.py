@@ -134,6 +134,7 @@ def _paper_rows(values: list[str] | None) -> dict[str, str]:
 
 def add_parser(sub) -> argparse.ArgumentParser:
     """Add ``leaderboard`` and its sub-commands to the main parser's sub-parsers."""
+    from ..leaderboard.build import DEFAULT_N_RESAMPLES  # one default for build, serve and the demo
     lb = sub.add_parser("leaderboard", help="make, validate and build leaderboard submissions",
                         description="Leaderboard submissions (predictions + metadata, tied to a version "
                                     "hash of the benchmark data): make one, validate it, build the tables.")
@@ -150,7 +151,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                                           "sureon: the items JSONL; surghi: annotation or task-item rows")
         x.add_argument("--hierarchy", help="surghi: hierarchy JSON for datasets the package does not ship "
                                            "(part of the data version; default: hierarchies.json beside the rows)")
-        add_synthetic_argument(x)
+        add_synthetic_argument(x, every=multi)
 
     v = lsub.add_parser("version", help="print the version hash of a benchmark's data")
     v.add_argument("--benchmark", required=True, choices=BENCHMARKS)
@@ -190,7 +191,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     b.add_argument("--out", required=True, help="output folder")
     old_spellings(b, "--out", "-o")
     b.add_argument("--title", default=None, help="page title (default: names the benchmarks, e.g. \"MedHorizon leaderboard\")")
-    b.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples, and permutations of the SurgHiBench test (default 2000)")
+    b.add_argument("--n-resamples", type=int, default=DEFAULT_N_RESAMPLES,
+                   help=f"bootstrap resamples, and permutations of the SurgHiBench test (default {DEFAULT_N_RESAMPLES})")
     b.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
     b.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm (default 0.05)")
     b.add_argument("--paper-row", action="append", metavar="MODEL=ROW",
@@ -245,6 +247,7 @@ def _cmd_serve(args) -> int:
 
 
 def add_serve_parser(lsub, data_args) -> argparse.ArgumentParser:
+    from ..leaderboard.build import DEFAULT_N_RESAMPLES
     # allow_abbrev=False: `--maintainer-token X` must be an unknown argument, not a short `--maintainer-token-file`
     # whose error message would print the token
     s = lsub.add_parser(
@@ -284,7 +287,8 @@ def add_serve_parser(lsub, data_args) -> argparse.ArgumentParser:
                    help="connections served at once before new ones get 503 (default 64)")
     s.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
                    help="uvicorn's log level (default info)")
-    s.add_argument("--n-resamples", type=int, default=2000, help="bootstrap resamples (default 2000, as build)")
+    s.add_argument("--n-resamples", type=int, default=DEFAULT_N_RESAMPLES,
+                   help=f"bootstrap resamples (default {DEFAULT_N_RESAMPLES}, as build and the demo)")
     s.add_argument("--seed", type=int, default=0, help="resampling seed (default 0, as build)")
     s.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm (default 0.05)")
     s.set_defaults(func=_cmd_serve)

@@ -24,7 +24,8 @@ __all__ = ["render_html", "default_title", "board_section", "PAGE_CSS", "SORT_JS
 # The table must fit a laptop screen (about 1,400 px) without scrolling sideways: headers and text cells
 # wrap at spaces and after the punctuation that joins the parts of a name (- _ / . @, marked <wbr>), never
 # inside a word; numbers stay on one line, the interval of the headline may go under its value. Only below
-# ~900 px does the table keep a minimum width and scroll inside its own box, never the page.
+# ~900 px does the table keep a minimum width and scroll inside its own box, never the page; below 640 px (a
+# phone, 390 px) each row is a card of "label value" lines (the label from the cell's data-label), nothing cut.
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 1.5rem auto; max-width: 110rem;
        padding: 0 1rem; color: #1b1f24; background: #fff; }
@@ -38,7 +39,7 @@ th { background: #f6f8fa; cursor: pointer; user-select: none; position: sticky; 
      vertical-align: bottom; overflow-wrap: normal; }
 th:hover { background: #eaeef2; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-td.num, td.date { white-space: nowrap; }
+td.num, td.date, td.added { white-space: nowrap; }
 td.model { min-width: 7rem; }
 td.model div { max-width: 18rem; overflow-wrap: normal; word-break: normal; }
 td.text { overflow-wrap: normal; word-break: normal; }
@@ -62,6 +63,16 @@ p.foot { color: #57606a; font-size: 0.82rem; max-width: 70rem; }
 @media (max-width: 900px) {
   body { margin: 1rem auto; padding: 0 0.5rem; }
   table.board { min-width: 52rem; }
+}
+@media (max-width: 640px) {
+  table.board, table.board tbody, table.board tr, table.board td { display: block; min-width: 0; width: auto; }
+  table.board thead { display: none; }
+  table.board tr { border: 1px solid #d0d7de; border-radius: 6px; margin-bottom: 0.6rem; padding: 0.2rem 0.3rem; }
+  table.board td { border: none; display: flex; gap: 0.5rem; white-space: normal; text-align: left;
+                   overflow-wrap: anywhere; }
+  table.board td > * { min-width: 0; }
+  table.board td[data-label]::before { content: attr(data-label); font-weight: 600; flex: 0 0 7.5rem; }
+  table.board td.model div { max-width: none; }
 }
 """
 
@@ -105,13 +116,15 @@ def _value_attr(value) -> str:
     return f' data-value="{float(value):.10g}"'
 
 
-def _board_html(board: Board, entry_href=None) -> str:
+def _board_html(board: Board, entry_href=None, extra=(), badge=None) -> str:
     head, rows = table_rows(board)
     n_fixed = len(head) - len(board.secondary)
+    head = [*head, *(h for h, _ in extra)]
     out = [f'<section id="{escape(board.benchmark)}">', f"<h2>{escape(board.name)}</h2>",
            f'<div class="wrap"><table class="board" id="board-{escape(board.benchmark)}">', "<thead><tr>"]
     for i, h in enumerate(head):
         cls = ' class="num"' if i in _NUMERIC or i >= n_fixed else ""
+        cls = "" if i >= len(head) - len(extra) else cls
         out.append(f"<th{cls}>{_breakable(h)}</th>")
     out.append("</tr></thead><tbody>")
     for e, row in zip(board.entries, rows):
@@ -121,6 +134,7 @@ def _board_html(board: Board, entry_href=None) -> str:
                   *[e.secondary.get(k) for k, _, _ in board.secondary]]
         cls = ' class="leader"' if e.significant is None and e.rank == 1 else ""
         out.append(f'<tr{cls} data-model="{escape(m["model"])}">')
+        added = [column(e) for _, column in extra]  # (html, sort value) of each added column
         for i, (text, value) in enumerate(zip(row, values)):
             classes = []
             if i == _HEADLINE:
@@ -143,11 +157,15 @@ def _board_html(board: Board, entry_href=None) -> str:
                         cell += f' <a class="ext" href="{escape(url, quote=True)}" rel="nofollow noopener">&#8599;</a>'
                 elif url is not None:
                     cell = f'<a href="{escape(url, quote=True)}">{cell}</a>'
+                if badge is not None:
+                    cell += badge(e)
                 # the block caps the column's width: a long name wraps instead of squeezing every other column
                 cell = f"<div>{cell}</div>"
                 if m.get("notes"):
                     attrs += f' title="{escape(m["notes"], quote=True)}"'
-            out.append(f"<td{attrs}>{cell}</td>")
+            out.append(f'<td{attrs} data-label="{escape(head[i], quote=True)}">{cell}</td>')
+        for (h, _), (cell, value) in zip(extra, added):
+            out.append(f'<td class="added" data-label="{escape(h, quote=True)}"{_value_attr(value)}>{cell}</td>')
         out.append("</tr>")
     out.append("</tbody></table></div>")
     out.append(f'<p class="foot">{escape(board_footnote(board))}</p>')
@@ -181,10 +199,12 @@ def _paper_html(paper) -> str:
     return "\n".join(out)
 
 
-def board_section(board: Board, entry_href=None) -> str:
+def board_section(board: Board, entry_href=None, extra=(), badge=None) -> str:
     """One board's ``<section>``: its table (the model names linking to ``entry_href(entry)`` when given, as
-    the submission service's board does) and its footnote."""
-    return _board_html(board, entry_href)
+    the submission service's board does) and its footnote. The service adds columns of its own: ``extra`` is
+    ``[(header, entry -> (cell HTML, sort value or None))]``, after the built board's columns; ``badge(entry)``
+    is HTML put after the model's name (the "verified" mark)."""
+    return _board_html(board, entry_href, extra, badge)
 
 
 def render_html(boards: list[Board], title: str | None = None, paper=None) -> str:

@@ -10,12 +10,16 @@ Public:
   already kept (one entry), 4xx refused with ``{"accepted": false, "problems": [...]}``, 429 over the rate
   limit, 507 the store is full.
 * ``GET /submissions/{id}`` and ``GET /api/submissions/{id}``: an entry's page and JSON (aggregates only).
+* An unknown URL (404), a method a route does not take (405), a path or query that does not parse (422): a
+  styled page for a browser, FastAPI's JSON for others (:mod:`.errors`).
 
 Maintainers (``Authorization: Bearer <token>``):
 
-* ``POST /api/submissions/{id}/hide|restore|delete`` with ``{"reason": "..."}``; ``GET /api/actions``;
+* ``POST /api/submissions/{id}/hide|restore|delete|verify|unverify`` with ``{"reason": "..."}``;
+  ``GET /api/actions``;
 * ``GET /api/submissions/{id}/items``: whether each item was answered right (never served to anyone else);
 * ``POST /api/submitters`` with ``{"name": "..."}``: a submitter token (``--require-token``).
+* ``GET /maintainer``: the same actions in HTML, after a login with the token (:mod:`.routes.maintainer_view`).
 
 The routes live in :mod:`.routes`, one router per audience; what they share (store, boards, limits, tokens)
 is one :class:`~.context.Service` handed to each by a dependency.
@@ -28,6 +32,7 @@ from fastapi.responses import JSONResponse
 
 from . import pages
 from .context import DEFAULT_MAX_UPLOAD_MB, Answer, Service, ServiceConfig
+from .errors import add_error_pages
 from .routes import ROUTERS
 from .security import Guard, TooLarge
 
@@ -48,6 +53,7 @@ def create_app(cfg: ServiceConfig) -> FastAPI:
     async def answer(request: Request, exc: Answer):
         return exc.response
 
+    add_error_pages(app)
     for router in ROUTERS:
         app.include_router(router)
     return Guard(app, int(cfg.max_upload_mb * 2 ** 20), pages.CSP)

@@ -18,6 +18,7 @@ from ..benchmarks.data import BENCHMARKS, BenchmarkData
 from ..leaderboard.build import DEFAULT_ALPHA, DEFAULT_N_RESAMPLES, DEFAULT_SEED
 from .boards import Boards, entry_href
 from .intake import Intake
+from .maintainer_pages import Sessions
 from .security import Csrf, MaintainerToken, RateLimit
 from .store import Store, StoredSubmission
 
@@ -70,6 +71,7 @@ class Service:
         self.datas = dict(cfg.datas)
         self.boards = Boards(self.store, self.datas, n_resamples=cfg.n_resamples, seed=cfg.seed, alpha=cfg.alpha)
         self.csrf = Csrf()
+        self.sessions = Sessions()  # the maintainers' HTML view's logins
         self.limiter = RateLimit(*cfg.rate)
         self.held = {b: self.datas[b].version for b in BENCHMARKS if b in self.datas}
 

@@ -1,4 +1,5 @@
-"""The service's HTML pages: the board, the submission form, an entry's page, a refusal.
+"""The service's HTML pages: the submission form, an entry's page, a message (a refusal, an error); the frame
+every page shares (:func:`page`). The board is :mod:`.board_page`, the maintainers' view :mod:`.maintainer_pages`.
 
 Every text that a submitter controls (model name, size, notes, URL, file name, the problems that quote
 them) goes through :func:`html.escape` here or in ``leaderboard.html``; a URL becomes a link only when it is
@@ -14,12 +15,12 @@ from html import escape
 
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS
 from ..leaderboard.build import Board, Entry
-from ..leaderboard.html import PAGE_CSS, SORT_JS, board_section
+from ..leaderboard.html import PAGE_CSS, SORT_JS
 from ..leaderboard.submission import SUREON_MODES, input_protocol_text
 from ..leaderboard.tables import fmt_p, link_url, pct
 from .store import StoredSubmission
 
-__all__ = ["board_page", "submit_page", "entry_page", "message_page", "CSP"]
+__all__ = ["page", "submit_page", "entry_page", "message_page", "CSP"]
 
 _CSS = PAGE_CSS + """
 nav { margin: 0.3rem 0 1rem; } nav a { margin-right: 1rem; }
@@ -33,6 +34,24 @@ form.submit .hint { color: #57606a; font-weight: normal; font-size: 0.85rem; }
 table.group { width: auto; min-width: 28rem; }
 table.meta th { width: 12rem; cursor: default; position: static; }
 a.ext { text-decoration: none; }
+code { overflow-wrap: anywhere; }
+form.filters { display: flex; flex-wrap: wrap; gap: 0.4rem 1rem; align-items: end; margin: 0.6rem 0; }
+form.filters label { font-size: 0.85rem; font-weight: 600; }
+form.filters input[type=search], form.filters select { display: block; max-width: 100%; font-weight: normal; }
+.mark { font-size: 0.72rem; font-weight: 600; border-radius: 4px; padding: 0 0.3rem; white-space: nowrap; }
+.mark.ok { background: #dafbe1; color: #116329; border: 1px solid #4ac26b; }
+.mark.rep { background: #fff8c5; color: #7d4e00; border: 1px solid #d4a72c; }
+tr.reported td { color: #57606a; }
+details.plot { margin: 0.8rem 0; } details.plot summary { cursor: pointer; font-weight: 600; }
+svg.plot { max-width: 100%; height: auto; display: block; }
+table.log td, table.log th { font-size: 0.8rem; }
+form.act { display: flex; flex-wrap: wrap; gap: 0.3rem; }
+form.act input[type=text] { width: 12rem; max-width: 100%; }
+form.login input[type=password] { width: 24rem; max-width: 100%; }
+@media (max-width: 640px) {
+  table.group { min-width: 0; }
+  table.meta th { width: auto; }
+}
 """
 
 
@@ -45,33 +64,15 @@ CSP = ("default-src 'none'; img-src 'self' data:; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 
 _NAV = ('<nav><a href="/">Board</a><a href="/submit">Submit</a><a href="/api/board">JSON</a>'
-        '<a href="/board.csv">CSV</a></nav>')
+        '<a href="/board.csv">CSV</a><a href="/maintainer">Maintainers</a></nav>')
 
 
-def _page(title: str, body: str, *, script: bool = False) -> str:
+def page(title: str, body: str, *, script: bool = False) -> str:
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{escape(title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
             f"<h1>{escape(title)}</h1>\n{_NAV}\n{body}\n" + (f"<script>{SORT_JS}</script>\n" if script else "")
             + "</body>\n</html>\n")
-
-
-def board_page(boards: list[Board], elsewhere: list[StoredSubmission], title: str) -> str:
-    from .boards import entry_href
-
-    parts = []
-    if not boards:
-        parts.append('<p class="banner info">No submissions yet. <a href="/submit">Submit one</a>.</p>')
-    parts += [board_section(b, lambda e: e.submission.source or None) for b in boards]
-    if elsewhere:
-        links = ", ".join(f'<a href="{entry_href(r.id)}">{escape(r.model)}</a>' for r in elsewhere[:20])
-        parts.append(f'<p class="foot">{len(elsewhere)} kept submission(s) were made on other data versions than '
-                     f"the data this server holds and are not ranked: {links}"
-                     f"{' ...' if len(elsewhere) > 20 else ''}.</p>")
-    names = ", ".join(b.name for b in boards)
-    sub = (f'<p class="sub">{escape(names)}{" &middot; " if names else ""}served by medhorizon-tasks; '
-           "click a column header to sort; a model's name opens its page.</p>")
-    return _page(title, sub + "\n".join(parts), script=bool(boards))
 
 
 def _field(name: str, label: str, hint: str = "", value: str = "") -> str:
@@ -115,7 +116,7 @@ def submit_page(held: dict[str, str], csrf_token: str, *, require_token: bool, m
                + _field("notes", "Notes", "shown on hover", form.get("notes", ""))
                + _field("url", "URL", "http(s) link for the model", form.get("url", ""))
                + token + '<p><button type="submit" id="send">Submit</button></p></form>')
-    return _page("Submit to the leaderboard", "\n".join(out))
+    return page("Submit to the leaderboard", "\n".join(out))
 
 
 def _interval(ci) -> str:
@@ -127,8 +128,9 @@ def _meta_rows(pairs) -> str:
 
 
 def entry_page(row: StoredSubmission, board: Board | None, entry: Entry | None, *, banner: str | None = None,
-               maintainer: bool = False) -> str:
-    """A submission's page: its metadata, when it was received, its scores with intervals (aggregates only)."""
+               maintainer: bool = False, verified=None) -> str:
+    """A submission's page: its metadata, when it was received, its scores with intervals (aggregates only),
+    and its verified mark (``verified``: the maintainers' verify action, or None)."""
     out = []
     if banner:
         out.append(f'<p class="banner ok" id="banner">{escape(banner)}</p>')
@@ -148,6 +150,9 @@ def entry_page(row: StoredSubmission, board: Board | None, entry: Entry | None, 
         pairs.append(("Notes", escape(meta["notes"])))
     if meta.get("departures"):
         pairs.append(("Departures from the protocol", escape("; ".join(map(str, meta["departures"])))))
+    pairs.append(("Verified", f'<span class="mark ok" id="verified">verified</span> {escape(verified.reason)} '
+                              f"({escape(verified.at)})" if verified is not None else
+                  '<span id="verified">no</span> (the maintainers have not reproduced it)'))
     if maintainer and row.submitter:
         pairs.append(("Submitter", escape(row.submitter)))
     out.append(f'<table class="meta" id="meta">{_meta_rows(pairs)}</table>')
@@ -175,8 +180,8 @@ def entry_page(row: StoredSubmission, board: Board | None, entry: Entry | None, 
     else:
         out.append('<p class="foot">Not scored here: made on another data version than the data this server '
                    "holds.</p>")
-    return _page(f"{row.model} on {BENCHMARK_NAMES.get(row.benchmark, row.benchmark)}", "\n".join(out))
+    return page(f"{row.model} on {BENCHMARK_NAMES.get(row.benchmark, row.benchmark)}", "\n".join(out))
 
 
 def message_page(title: str, text: str) -> str:
-    return _page(title, f"<p>{escape(text)}</p>")
+    return page(title, f"<p>{escape(text)}</p>")

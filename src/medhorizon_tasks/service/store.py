@@ -8,8 +8,10 @@ Everything the service knows lives here, so the board is always rebuilt from it:
   for a submission upload; made by ``leaderboard make`` from an uploaded samples
   or predictions file and the form's fields otherwise), who sent it, when, and
   its state (``public`` or ``hidden``).
-* ``actions``: every maintainer action (hide, restore, delete) with its reason;
-  a deleted submission's row goes, its action (with the hash and model) stays.
+* ``actions``: every maintainer action (hide, restore, delete, verify, unverify) with its reason;
+  a deleted submission's row goes, its action (with the hash and model) stays. An entry is *verified* (the
+  maintainers reproduced it) when its last verify/unverify action is a verify: the mark is read from this
+  log (:meth:`Store.verified`), so it has its reason and time, and needs no column of its own.
 * ``submitters``: submitter tokens, kept as SHA-256 hashes only.
 * ``meta``: the schema version. A store written by a newer version of the
   package is refused with a clear message, never read half-understood.
@@ -37,7 +39,7 @@ from sqlalchemy import exc as sa_exc
 
 from ..core.errors import MedHorizonError
 
-__all__ = ["SCHEMA_VERSION", "Store", "StoredSubmission", "Action", "StoreError", "StoreFull", "NewerSchema",
+__all__ = ["SCHEMA_VERSION", "Store", "StoredSubmission", "Action", "MARKS", "StoreError", "StoreFull", "NewerSchema",
            "default_db_url", "open_store"]
 
 SCHEMA_VERSION = 1
@@ -82,6 +84,7 @@ _submitters = sa.Table(
 
 STATES = ("public", "hidden")
 ACTIONS = {"hide": "hidden", "restore": "public", "delete": None}
+MARKS = ("verify", "unverify")  # actions that leave the state as it is: they set or clear the verified mark
 
 
 class StoreError(MedHorizonError):
@@ -272,15 +275,18 @@ class Store:
     # -------------------------------------------------------------- maintainer actions
 
     def act(self, sub_id: int, action: str, reason: str) -> Action:
-        """Hide, restore or delete ``sub_id``, keeping the action and its reason (one transaction)."""
-        if action not in ACTIONS:
+        """Hide, restore, delete, verify or unverify ``sub_id``, keeping the action and its reason (one
+        transaction)."""
+        if action not in ACTIONS and action not in MARKS:
             raise ValueError(f"unknown action {action!r}")
         with self.engine.begin() as con:
             row = con.execute(sa.select(_subs.c.sha256, _subs.c.model).where(_subs.c.id == sub_id)
                               .with_for_update()).first()
             if row is None:
                 raise KeyError(sub_id)
-            if ACTIONS[action] is None:
+            if action in MARKS:
+                pass
+            elif ACTIONS[action] is None:
                 con.execute(_subs.delete().where(_subs.c.id == sub_id))
             else:
                 con.execute(_subs.update().where(_subs.c.id == sub_id).values(state=ACTIONS[action]))
@@ -294,6 +300,16 @@ class Store:
             q = q.where(_actions.c.submission_id == sub_id)
         with self.engine.connect() as con:
             return [Action(*r) for r in con.execute(q)]
+
+    def verified(self) -> dict[int, Action]:
+        """The verified entries: id -> the verify action that marks it (its reason and time), for each entry
+        whose last verify/unverify action is a verify."""
+        q = (sa.select(*_actions.c).where(_actions.c.action.in_(MARKS)).order_by(_actions.c.id))
+        last: dict[int, Action] = {}
+        with self.engine.connect() as con:
+            for r in con.execute(q):
+                last[r[1]] = Action(*r)
+        return {k: a for k, a in last.items() if a.action == "verify"}
 
     # -------------------------------------------------------------- submitter tokens
 

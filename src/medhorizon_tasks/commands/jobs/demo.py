@@ -25,6 +25,7 @@ from ...core.errors import MedHorizonError
 from ...core.jsonl import write_jsonl
 from ...core.text import pct, report_json
 from ...data.synthetic.medhorizon import build_synthetic
+from ...leaderboard.build import DEFAULT_N_RESAMPLES
 
 LONG_VIDEO_S = 3600.0
 
@@ -127,7 +128,8 @@ def run_demo(out_dir: str | Path = "medhorizon_demo", limit: int | None = None) 
 #: What the demo's leaderboard shows, printed under it.
 LEADERBOARD_LEGEND = (
     "What the leaderboard's numbers are:",
-    "  [95% CI]: a percentile bootstrap over the items (1,000 resamples), not the Wilson interval of the report "
+    f"  [95% CI]: a percentile bootstrap over the items ({DEFAULT_N_RESAMPLES:,} resamples, as `leaderboard build` "
+    "and `leaderboard serve` make it), not the Wilson interval of the report "
     "above; at 0% or 100% it is one point, and the Wilson interval is set beside it.",
     "  Sig. vs leader: McNemar's test of each entry against the leader on the same items, Holm-corrected; "
     "Invalid/missing: the report's invalid answers and items without one, all scored wrong.",
@@ -229,7 +231,7 @@ def _leaderboard_section(runs: dict, medhorizon_data: Path, out: Path, limit: in
                               **protocol)
         slug = f"{bench}_{model}_{task}".replace("medhorizon_", "")
         paths.append(write_submission(sub, out / "submissions" / f"{slug}.json"))
-    boards = build_leaderboard(paths, data, n_resamples=1000)
+    boards = build_leaderboard(paths, data, n_resamples=DEFAULT_N_RESAMPLES)
     files = write_leaderboard(boards, out / "leaderboard", title="medhorizon-tasks demo (pipeline probes)")
     print(format_text(boards, title="medhorizon-tasks demo (pipeline probes)"))
     print("\n".join(LEADERBOARD_LEGEND))

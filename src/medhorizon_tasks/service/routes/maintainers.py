@@ -1,5 +1,6 @@
 """The maintainers' routes (``Authorization: Bearer <token>``, checked by the :func:`~..context.maintainer`
-dependency before a route runs): an entry's per-item correctness, hide / restore / delete with a reason, the
+dependency before a route runs): an entry's per-item correctness, hide / restore / delete / verify / unverify
+with a reason, the
 action log, submitter tokens."""
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from ..context import Service, maintainer
+from ..store import ACTIONS, MARKS
+
+MAINTAINER_ACTIONS = (*ACTIONS, *MARKS)
 
 router = APIRouter()
 
@@ -37,8 +41,9 @@ def entry_items(sub_id: int, svc: Service = Depends(maintainer)):
 
 @router.post("/api/submissions/{sub_id}/{action}")
 async def act(request: Request, sub_id: int, action: str, svc: Service = Depends(maintainer)):
-    if action not in ("hide", "restore", "delete"):
-        return JSONResponse({"error": f"unknown action {action!r}: hide, restore or delete"}, status_code=404)
+    if action not in MAINTAINER_ACTIONS:
+        return JSONResponse({"error": f"unknown action {action!r}: {', '.join(MAINTAINER_ACTIONS)}"},
+                            status_code=404)
     reason = await _body_field(request, "reason")
     if not isinstance(reason, str) or not reason.strip():
         return JSONResponse({"error": 'give the reason: {"reason": "..."}'}, status_code=422)
