@@ -119,7 +119,7 @@ def _board_html(board: Board, entry_href=None) -> str:
         values = [e.rank, None, None, None, None, e.headline, e.n,
                   e.p_holm if e.p_holm is not None else -1.0,
                   *[e.secondary.get(k) for k, _, _ in board.secondary]]
-        cls = ' class="leader"' if e.significant is None and e.rank == 1 else ""
+        cls = ' class="leader"' if e.is_leader and e.rank == 1 else ' class="off-protocol"' if e.off_protocol else ""
         out.append(f'<tr{cls} data-model="{escape(m["model"])}">')
         for i, (text, value) in enumerate(zip(row, values)):
             classes = []

@@ -57,7 +57,7 @@ from ..core.safeio import atomic_write_text, read_json
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Submission", "read_submission", "check_submission",
            "validate_submission", "make_submission", "dumps_submission", "write_submission",
-           "input_protocol_text", "model_label", "SUREON_MODES"]
+           "input_protocol_text", "model_label", "content_key", "SUREON_MODES"]
 
 FORMAT = "medhorizon-tasks-submission"
 FORMAT_VERSION = 1
@@ -497,6 +497,31 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
     sub = {"format": FORMAT, "format_version": FORMAT_VERSION, "metadata": meta, "predictions": entries}
     validate_submission(sub, data, source=f"submission made from {predictions}")
     return sub
+
+
+def _number_or_none(v):
+    return None if v is None else float(v)
+
+
+def content_key(sub: Submission) -> str:
+    """The SHA-256 of a validated submission's content: benchmark, data version, protocol (input protocol,
+    mode, departures) and the sorted (item, output) pairs; not its bytes, model name, date or notes. The same
+    run sent with other white space, or as its samples and as the submission JSON made from them, has one key.
+    """
+    import hashlib
+
+    m = sub.metadata
+    from ..benchmarks.standard import entry_departures
+
+    protocol = {k: _number_or_none((m.get("input_protocol") or {}).get(k)) for k in _PROTOCOL_KEYS}
+    if sub.benchmark == "surghi":
+        items = sorted([list(map(str, key)), p.phase, p.step, p.error] for key, p in sub.predictions.items())
+    else:
+        items = sorted([str(uid), p.get("raw"), p.get("error")] for uid, p in sub.predictions.items())
+    content = {"benchmark": sub.benchmark, "data_version": m["data_version"], "input_protocol": protocol,
+               "mode": m.get("mode") or "visual", "departures": sorted(entry_departures(m)), "items": items}
+    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def model_label(metadata: dict) -> str:

@@ -146,8 +146,10 @@ def entry_page(row: StoredSubmission, board: Board | None, entry: Entry | None, 
         pairs.append(("URL", f'<a href="{escape(url, quote=True)}" rel="nofollow noopener">{escape(url)}</a>'))
     if meta.get("notes"):
         pairs.append(("Notes", escape(meta["notes"])))
-    if meta.get("departures"):
-        pairs.append(("Departures from the protocol", escape("; ".join(map(str, meta["departures"])))))
+    departures = entry.off_protocol if entry is not None else meta.get("departures")
+    if departures:
+        pairs.append(("Off protocol (ranked apart)", f'<span id="off-protocol">{escape("; ".join(map(str, departures)))}'
+                                                     "</span>"))
     if maintainer and row.submitter:
         pairs.append(("Submitter", escape(row.submitter)))
     out.append(f'<table class="meta" id="meta">{_meta_rows(pairs)}</table>')

@@ -99,6 +99,7 @@ async def submit_api(request: Request, svc: Service = Depends(service)):
         return refused([str(exc)], 507)
     if not new:
         return JSONResponse({"accepted": True, "duplicate": True, "id": row.id, "page": entry_href(row.id),
-                             "message": f"these bytes were submitted before: entry {row.id}, received "
+                             "message": f"this run was submitted before (the same benchmark, data version, protocol, "
+                                        f"items and outputs): entry {row.id}, received "
                                         f"{row.received_at}; nothing new was kept"}, status_code=200)
     return JSONResponse({"accepted": True, "duplicate": False, **view}, status_code=201)
