@@ -61,9 +61,9 @@ import numpy as np
 
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from ..benchmarks.paper_match import board_problems
+from ..benchmarks.standard import entry_departures
 from ..core.errors import DataError
 from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test, paired_difference
-from ..benchmarks.standard import entry_departures
 from .submission import Submission, read_submission, validate_submission
 
 __all__ = ["Entry", "Board", "build_leaderboard", "score_entry", "rank_board", "surghi_bootstrap",

@@ -390,6 +390,16 @@ def recorded_input_protocol(benchmark: str, predictions: str | os.PathLike) -> t
     return protocol, f"{setting.describe()} (task {run['task']})"
 
 
+def recorded_departures(benchmark: str, predictions: str | os.PathLike) -> list[str]:
+    """How the run that wrote an lmms-eval samples file departs from the standard protocol, from the task and
+    kwargs its ``results.json`` recorded (:func:`~..benchmarks.standard.run_departures`); empty without one."""
+    from ..benchmarks.standard import run_departures
+    from ..core.log_samples import run_description
+
+    run = run_description(predictions)
+    return [] if run is None else run_departures(benchmark, run["task"], run["kwargs"])
+
+
 def _protocol_from_run(benchmark: str, predictions, given: dict) -> dict:
     """The submission's input protocol: what the run recorded (:func:`recorded_input_protocol`), where it
     recorded one; a given value that contradicts it is an error naming both. Else the given values."""
@@ -478,6 +488,7 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
             from ..core.predictions import departures_of
 
             departures = departures_of(read)
+    departures = list(dict.fromkeys([*(departures or []), *recorded_departures(data.benchmark, predictions)]))
     if mode is None and len(modes) == 1:
         mode = next(iter(modes))
     if mode is None and data.benchmark == "sureon":

@@ -102,6 +102,9 @@ def submit_page(held: dict[str, str], csrf_token: str, *, require_token: bool, m
                f'<input type="hidden" name="csrf" value="{escape(csrf_token, quote=True)}">'
                '<label for="file">File <span class="hint">submission JSON, samples or predictions JSONL'
                '</span></label><input type="file" id="file" name="file" required>'
+               '<label for="config">Run config <span class="hint">with a samples file: the run\'s '
+               '&lt;stamp&gt;_results.json beside it, which says its input protocol (else give FPS and cap, or '
+               'frames)</span></label><input type="file" id="config" name="config">'
                f'<label for="benchmark">Benchmark</label><select id="benchmark" name="benchmark">{opts}</select>'
                + _field("model", "Model", "shown on the board", form.get("model", ""))
                + _field("size", "Size", 'parameters, e.g. "7B" or "unknown"', form.get("size", ""))
