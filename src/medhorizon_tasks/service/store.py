@@ -71,6 +71,8 @@ _subs = sa.Table(
     # row's columns in order, through a large value's overflow pages)
     sa.Column("received", sa.LargeBinary, nullable=False),     # the bytes as received
     sa.Column("submission", sa.LargeBinary),                   # the scored submission JSON; NULL = ``received``
+    # SQLite's AUTOINCREMENT: a deleted entry's id is never given to another (the action log names ids)
+    sqlite_autoincrement=True,
 )
 _actions = sa.Table(
     "mh_actions", _md,
