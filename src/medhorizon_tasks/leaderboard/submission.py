@@ -93,7 +93,8 @@ class Submission:
 
 
 def input_protocol_text(metadata: dict) -> str:
-    """``"1 fps, cap 64"``, ``"32 frames"``, ``"blind"``: the input protocol as one cell."""
+    """``"1 fps, cap 64"``, ``"32 frames"``, ``"blind"``, ``"4-8 frames per clip"`` (a Sureon visual run, whose
+    protocol fixes its frames): the input protocol as one cell."""
     p = metadata.get("input_protocol") or {}
     parts = []
     if p.get("fps") is not None:
@@ -103,6 +104,8 @@ def input_protocol_text(metadata: dict) -> str:
     if p.get("frames") is not None:
         parts.append(f"{p['frames']} frames")
     mode = metadata.get("mode")
+    if not parts and metadata.get("benchmark") == "sureon" and (mode or "visual") == "visual":
+        parts.append("4-8 frames per clip")  # the protocol's own (appendix D.1): no number to give
     if mode and mode != "visual":
         parts.append(str(mode))
     return ", ".join(parts) or "—"
