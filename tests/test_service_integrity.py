@@ -307,6 +307,19 @@ def test_leaderboard_submit_prints_the_entry_or_every_problem(server, datas, tmp
     s = got["scores"]
     assert f"rank {s['rank']}; Overall accuracy {100 * s['value']:.1f}% [95% CI {100 * s['ci95'][0]:.1f}, " \
            f"{100 * s['ci95'][1]:.1f}]" in lines[1]
+    # a plain predictions file, with its protocol given: made into a submission by the server
+    preds = tmp_path / "predictions.jsonl"
+    preds.write_text("".join(json.dumps({"uid": u, "prediction": o}) + "\n"
+                             for u, o in medhorizon_outputs(datas, 0.55, 15)))
+    r = submit(server, str(preds), "--benchmark", "medhorizon", "--model", f"{server.backend}-preds",
+               "--model-size", "3B", "--fps", "1", "--cap", "128")
+    assert r.returncode == 0, r.stderr
+    got = httpx.get(server.url + "/api/submissions/" + r.stdout.split()[1].rsplit("/", 1)[1], timeout=30).json()
+    assert got["kind"] == "samples" and got["scores"]["input_protocol_text"] == "1 fps, cap 128"
+    # without it: refused, naming what to give
+    r = submit(server, str(preds), "--benchmark", "medhorizon", "--model", f"{server.backend}-preds2",
+               "--model-size", "3B")
+    assert r.returncode == 1 and "give fps and cap (or frames)" in r.stderr
     # refused: every problem, exit 1
     bad = medhorizon_sub(datas, f"{server.backend}-bad", 0.75, 14, date="2026-13-01")
     bad["predictions"] = bad["predictions"][:-2]
