@@ -179,3 +179,47 @@ def test_the_content_key_is_the_run_not_its_bytes(datas, tmp_path):
     departed["metadata"]["departures"] = ["frame order: reverse"]
     keys = {content_key(validate_submission(s, data)) for s in (other_output, other_protocol, departed)}
     assert len(keys) == 3 and key not in keys
+
+
+def test_a_store_made_before_content_keys_gets_them_and_remembers_deletions(tmp_path):
+    """A store written by the previous version (no content_key columns) is opened as it is: the columns are
+    added in place, its old rows kept (without a key), new rows deduplicated by content and deletions remembered."""
+    import sqlite3
+
+    from medhorizon_tasks.service.store import DeletedBefore, Store
+
+    path = tmp_path / "old.sqlite3"
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE mh_meta (key VARCHAR(64) PRIMARY KEY, value TEXT NOT NULL);
+        INSERT INTO mh_meta VALUES ('schema_version', '1');
+        CREATE TABLE mh_submissions (id INTEGER PRIMARY KEY, sha256 VARCHAR(64) NOT NULL UNIQUE,
+            received_at VARCHAR(32) NOT NULL, benchmark VARCHAR(32) NOT NULL, data_version VARCHAR(64) NOT NULL,
+            model TEXT NOT NULL, kind VARCHAR(16) NOT NULL, filename TEXT, submitter TEXT, state VARCHAR(16) NOT NULL,
+            received BLOB NOT NULL, submission BLOB);
+        CREATE TABLE mh_actions (id INTEGER PRIMARY KEY, submission_id INTEGER NOT NULL, sha256 VARCHAR(64) NOT NULL,
+            model TEXT NOT NULL, action VARCHAR(16) NOT NULL, reason TEXT NOT NULL, at VARCHAR(32) NOT NULL);
+        CREATE TABLE mh_submitters (id INTEGER PRIMARY KEY, name VARCHAR(200) NOT NULL UNIQUE,
+            token_sha256 VARCHAR(64) NOT NULL UNIQUE, created_at VARCHAR(32) NOT NULL);
+        INSERT INTO mh_submissions VALUES (1, 'aa', '2026-01-01T00:00:00+00:00', 'medhorizon', 'sha256:0', 'old',
+            'submission', NULL, NULL, 'public', X'7B7D', NULL);
+    """)
+    con.commit()
+    con.close()
+    store = Store(f"sqlite:///{path}")
+    (old,) = store.list()
+    assert old.model == "old" and old.content_key is None
+    common = dict(benchmark="medhorizon", data_version="sha256:0", model="m", kind="submission", filename=None,
+                  submitter=None, submission=None)
+    row, new = store.add(received=b"{ }", content_key="k1", **common)
+    assert new and row.content_key == "k1"
+    again, new = store.add(received=b"{  }", content_key="k1", **common)  # other bytes, the same run
+    assert not new and again.id == row.id
+    store.act(row.id, "delete", "withdrawn")
+    with pytest.raises(DeletedBefore, match=f"entry {row.id}, deleted .* withdrawn"):
+        store.add(received=b"{   }", content_key="k1", **common)
+    store.act(row.id, "restore", "allowed again")
+    back, new = store.add(received=b"{   }", content_key="k1", **common)
+    assert new and back.content_key == "k1"
+    assert [a.action for a in store.actions()] == ["delete", "restore"]
+    store.close()
