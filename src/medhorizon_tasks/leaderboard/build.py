@@ -357,7 +357,7 @@ def pair_by_model(e: Entry):
 
 
 def pair_by_key(e: Entry):
-    """The service's pairing: by the entry's ``pair_key`` (its submitter token and model, or its upload)."""
+    """The service's pairing: by the entry's ``pair_key`` (its submitter token and model; None: never paired)."""
     return e.pair_key
 
 
