@@ -532,10 +532,13 @@ def content_key(sub: Submission) -> str:
         items = sorted([list(map(str, key)), p.phase, p.step, p.error] for key, p in sub.predictions.items())
     else:
         items = sorted([str(uid), p.get("raw"), p.get("error")] for uid, p in sub.predictions.items())
-    content = {"benchmark": sub.benchmark, "data_version": m["data_version"], "input_protocol": protocol,
-               "mode": m.get("mode") or "visual", "departures": sorted(entry_departures(m)), "items": items}
-    text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    head = {"benchmark": sub.benchmark, "data_version": m["data_version"], "input_protocol": protocol,
+            "mode": m.get("mode") or "visual", "departures": sorted(entry_departures(m))}
+    digest = hashlib.sha256(json.dumps(head, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    for item in items:  # one item at a time: no second copy of a large submission's text in memory
+        digest.update(b"\n" + json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8",
+                                                                                              "surrogatepass"))
+    return digest.hexdigest()
 
 
 def model_label(metadata: dict) -> str:
