@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-__all__ = ["STANDARD_TASKS", "run_departures", "entry_departures", "is_standard_task"]
+__all__ = ["STANDARD_TASKS", "run_departures", "setting_departures", "entry_departures", "is_standard_task"]
 
 STANDARD_TASKS = {
     "medhorizon": re.compile(r"medhorizon(?:_synthetic)?(?:_cap\d+|_frames\d+)?"),
@@ -49,6 +49,12 @@ def _medhorizon(kwargs: Mapping) -> list[str]:
         s = FrameSetting.from_kwargs(dict(kwargs))
     except (TypeError, ValueError) as exc:
         return [f"a frame setting this package does not know ({exc})"]
+    return setting_departures(s)
+
+
+def setting_departures(s) -> list[str]:
+    """How a MedHorizon :class:`~.medhorizon.protocol.FrameSetting` departs from the standard protocol: what
+    each record of a run carries (both frameworks pass it to ``scoring.record_for``)."""
     out = []
     if s.mode == "text":
         out.append(TEXT_ONLY)
