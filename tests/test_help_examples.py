@@ -30,9 +30,10 @@ from medhorizon_tasks.commands.main import build_parser
 
 LAUNCHERS = {("run",): RUN_HELP, ("vlmeval",): VLMEVAL_HELP}
 # lines that run a model or decode every video: parsed here, run by the docs pages' tests and the e2e tests
-# (`leaderboard serve` runs until it is stopped: tests/test_service_api.py starts it as its example says)
+# (`leaderboard serve` runs until it is stopped: tests/test_service_api.py starts it as its example says, and
+# tests/test_service_integrity.py runs `leaderboard submit` against it)
 EXPENSIVE = {("demo",), ("diagnose",), ("sweep",), ("select",), ("prepare-frames",), ("surghi", "zeroshot"),
-             ("build-dataset",), ("leaderboard", "serve")}
+             ("build-dataset",), ("leaderboard", "serve"), ("leaderboard", "submit")}
 PARSERS = {words: (parser, line) for words, parser, line in walk(build_parser())}
 
 

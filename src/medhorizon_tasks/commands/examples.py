@@ -48,6 +48,8 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("leaderboard", "build"): (_NEEDLE, _RANDOM, _MAKE, _MAKE_RANDOM,
                                "medhorizon-tasks leaderboard build subs/*.json --synthetic --out board/"),
     ("leaderboard", "serve"): ("medhorizon-tasks leaderboard serve --synthetic --port 8000 --db sqlite:///board.sqlite3",),
+    ("leaderboard", "submit"): (_NEEDLE, _MAKE,
+                                "medhorizon-tasks leaderboard submit subs/needle.json --server http://127.0.0.1:8000"),
     ("build-dataset",): ("medhorizon-tasks build-dataset --synthetic --out hf_dataset",),
     ("videos",): ("medhorizon-tasks videos check --synthetic",),
     ("videos", "check"): ("medhorizon-tasks videos check --synthetic",),

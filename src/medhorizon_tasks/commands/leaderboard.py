@@ -9,6 +9,7 @@
   each entry whose model the paper reports beside its published row.
 * ``serve [--data B=PATH ... | --synthetic] [--db URL] [--host --port]``: the submission service
   (:mod:`medhorizon_tasks.service`).
+* ``submit FILE --server URL``: send a run to a board (:mod:`.leaderboard_submit`).
 
 ``--data`` is one path (for every benchmark), or ``BENCHMARK=PATH``, repeated
 when submissions of several benchmarks are built together. MedHorizon falls
@@ -24,6 +25,7 @@ from ..benchmarks.data import BENCHMARKS, BenchmarkData, load_benchmark_data
 from ..core.errors import DataError, MedHorizonError
 from .data_args import add_benchmark_argument, add_synthetic_argument
 from .help import old_spellings
+from .leaderboard_submit import add_submit_parser
 
 __all__ = ["add_parser"]
 
@@ -202,6 +204,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     b.set_defaults(func=_cmd_build)
 
     add_serve_parser(lsub, data_args)
+    add_submit_parser(lsub)
     return lb
 
 
@@ -234,7 +237,8 @@ def _cmd_serve(args) -> int:
     title = args.title or " · ".join(BENCHMARK_NAMES[b] for b in datas) + " leaderboard"
     app = create_app(ServiceConfig(datas=datas, store=store, title=title, max_upload_mb=args.max_upload_mb,
                                    require_token=args.require_token, rate=rate, maintainer=maintainer,
-                                   n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha))
+                                   n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha,
+                                   off_protocol=args.off_protocol))
     for b, d in datas.items():
         print(f"{BENCHMARK_NAMES[b]}: data {d.version} ({len(d.ids)} items)", file=sys.stderr)
     print(f"store: {store.safe_url} ({len(store.list(include_hidden=True))} submissions); maintainer actions "
@@ -291,5 +295,9 @@ def add_serve_parser(lsub, data_args) -> argparse.ArgumentParser:
                    help=f"bootstrap resamples (default {DEFAULT_N_RESAMPLES}, as build and the demo)")
     s.add_argument("--seed", type=int, default=0, help="resampling seed (default 0, as build)")
     s.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm (default 0.05)")
+    s.add_argument("--off-protocol", choices=["mark", "refuse"], default="mark",
+                   help="a run that departs from the benchmark's standard protocol (order perturbed, text only, "
+                        "oracle, selected frames, a sampling variant, a task of its own): mark it and rank it apart "
+                        "(default), or refuse it")
     s.set_defaults(func=_cmd_serve)
     return s

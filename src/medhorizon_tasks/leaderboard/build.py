@@ -61,11 +61,13 @@ import numpy as np
 
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from ..benchmarks.paper_match import board_problems
+from ..benchmarks.standard import entry_departures
 from ..core.errors import DataError
 from ..core.stats import accuracy_summary, holm_adjust, mcnemar_test, paired_difference
 from .submission import Submission, read_submission, validate_submission
 
 __all__ = ["Entry", "Board", "build_leaderboard", "score_entry", "rank_board", "surghi_bootstrap",
+           "pair_by_model", "pair_by_key", "OFF_PROTOCOL_NOTE",
            "paired_permutation_pvalue",
            "DEFAULT_N_RESAMPLES", "DEFAULT_SEED"]
 
@@ -91,6 +93,11 @@ class Entry:
     # the public per-group tables of the entry's page: [{"name", "unit", "ci_method", "rows": [{"key", "value",
     # "n", "ci95"}]}], aggregates only (never an item's correctness)
     groups: list[dict] = field(default_factory=list, repr=False)
+    # how the run departs from the benchmark's standard protocol (``benchmarks.standard``); non-empty: the
+    # entry is marked and ranked apart (rank 0, no test against the leader)
+    off_protocol: list[str] = field(default_factory=list)
+    # who may be paired with whom for a paired column (Sureon's MG): entries with equal keys; None: no pair
+    pair_key: Any = field(default=None, repr=False)
 
     @property
     def metadata(self) -> dict:
@@ -98,7 +105,7 @@ class Entry:
 
     @property
     def is_leader(self) -> bool:
-        return self.p_value is None and self.significant is None
+        return self.p_value is None and self.significant is None and not self.off_protocol
 
 
 @dataclass
@@ -305,6 +312,15 @@ def _rank(entries: list[Entry]) -> list[Entry]:
     return entries
 
 
+def _apart(entries: list[Entry]) -> list[Entry]:
+    """Off-protocol entries: after the ranked ones, best first, with no rank (0)."""
+    entries = sorted(entries, key=lambda e: (-(e.headline if e.headline == e.headline else -1.0),
+                                             e.metadata["model"].lower(), e.submission.source))
+    for e in entries:
+        e.rank = 0
+    return entries
+
+
 def _test_against_leader(entries: list[Entry], pvalue: Callable[[int], float], alpha: float) -> None:
     """``pvalue(i)``: raw p of entry i (>= 1) against entries[0]; Holm over entries 1..k."""
     if len(entries) < 2:
@@ -328,26 +344,49 @@ def score_entry(sub: Submission, data: BenchmarkData, *, n_resamples: int = DEFA
     it (the submission service does, by the submission's hash) and rank it again with other entries."""
     if sub.benchmark != data.benchmark:
         raise DataError(f"a {sub.benchmark} submission cannot be scored on {data.benchmark} data")
-    if sub.benchmark == "surghi":
-        return _score_surghi(sub, data, n_resamples, seed)
-    score = _score_medhorizon if sub.benchmark == "medhorizon" else _score_sureon
-    return score(sub, data, n_resamples, seed)
+    score = {"surghi": _score_surghi, "medhorizon": _score_medhorizon}.get(sub.benchmark, _score_sureon)
+    entry = score(sub, data, n_resamples, seed)
+    entry.off_protocol = entry_departures(sub.metadata)
+    entry.pair_key = sub.metadata["model"]
+    return entry
+
+
+def pair_by_model(e: Entry):
+    """``leaderboard build``'s pairing: by model name (the maintainer chose the files)."""
+    return e.metadata["model"]
+
+
+def pair_by_key(e: Entry):
+    """The service's pairing: by the entry's ``pair_key`` (its submitter token and model; None: never paired)."""
+    return e.pair_key
+
+
+OFF_PROTOCOL_NOTE = ("Off protocol: entries whose run departs from the benchmark's standard protocol (each "
+                     "departure named) are listed apart, after the ranked entries, without a rank or a test against "
+                     "the leader.")
 
 
 def rank_board(benchmark: str, data: BenchmarkData, entries: list[Entry], *,
                n_resamples: int = DEFAULT_N_RESAMPLES, seed: int = DEFAULT_SEED,
-               alpha: float = DEFAULT_ALPHA) -> Board:
+               alpha: float = DEFAULT_ALPHA, pair: Callable[[Entry], Any] = pair_by_model,
+               pair_rule: str = "the same model name") -> Board:
     """The board of ``entries`` (each from :func:`score_entry` on ``data``): ranked, each tested against the
     leader with Holm's correction, SurgHiBench's intervals resampled over the entries' videos together. The
-    entries are changed in place (rank, tests); pass copies to rank the same entries on several boards."""
-    entries = _rank(entries)
+    entries are changed in place (rank, tests); pass copies to rank the same entries on several boards.
+
+    Entries off the standard protocol (``Entry.off_protocol``) are ranked apart: after the others, rank 0,
+    no test. ``pair``: which entries a paired column (Sureon's MG) may pair: those with the same non-None key
+    (``leaderboard build``: the model name; the service: :func:`pair_by_key`); ``pair_rule`` says it in the
+    board's note."""
+    entries = _rank([e for e in entries if not e.off_protocol]) + _apart([e for e in entries if e.off_protocol])
     if benchmark == "surghi":
         boot = surghi_bootstrap([e.paired for e in entries], n_resamples=n_resamples, seed=seed)
         lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
         for e, dist in zip(entries, boot):
             e.ci = (float(np.percentile(dist, lo_q)), float(np.percentile(dist, hi_q)))
-        _test_against_leader(entries, lambda i: paired_permutation_pvalue(
-            entries[0].paired, entries[i].paired, n_resamples=n_resamples, seed=seed), alpha)
+        ranked = [e for e in entries if not e.off_protocol]
+        _test_against_leader(ranked, lambda i: paired_permutation_pvalue(
+            ranked[0].paired, ranked[i].paired, n_resamples=n_resamples, seed=seed), alpha)
         datasets = sorted(data.hierarchies)
         secondary = [(f"multi_level[{ds}]", f"{ds} multi-level", "pct") for ds in datasets]
         secondary += [("phase_acc", "Phase acc", "pct"), ("step_acc", "Step acc", "pct"),
@@ -362,8 +401,8 @@ def rank_board(benchmark: str, data: BenchmarkData, entries: list[Entry], *,
                       n_resamples=n_resamples, seed=seed, alpha=alpha,
                       notes=["Overall = unweighted mean over datasets of sqrt(video-averaged phase acc x step acc)."])
     else:
-        _test_against_leader(entries, lambda i: mcnemar_test(entries[0].paired, entries[i].paired)["pvalue"],
-                             alpha)
+        ranked = [e for e in entries if not e.off_protocol]
+        _test_against_leader(ranked, lambda i: mcnemar_test(ranked[0].paired, ranked[i].paired)["pvalue"], alpha)
         if benchmark == "medhorizon":
             secondary = [("fine_grained", "Fine-grained", "pct"), ("semantic_reasoning", "Semantic reasoning", "pct"),
                          ("invalid", "Invalid/missing", "count")]
@@ -373,14 +412,20 @@ def rank_board(benchmark: str, data: BenchmarkData, entries: list[Entry], *,
                          ("invalid", "Invalid/missing", "count")]
             metric = "μ (MCQ + TO)"
             notes = ["SM (sequence summarization) is judged by an LLM separately and is not part of mu."]
-            if _multimodal_gains(entries, n_resamples, seed):
+            found = _multimodal_gains(entries, n_resamples, seed, pair)
+            modes = {e.metadata.get("mode") or "visual" for e in entries}
+            if found or {"visual", "blind"} <= modes:
                 secondary.append(("mg", "MG vs blind [95% CI]", "mg"))
                 notes.append("MG = S_v - S_wv: a model's visual mu minus its blind mu (both submitted, the same "
                              f"items), in points, with a paired percentile bootstrap 95% interval over the items "
-                             f"({n_resamples} resamples, seed {seed}) and McNemar's p of visual vs blind.")
+                             f"({n_resamples} resamples, seed {seed}) and McNemar's p of visual vs blind. A visual "
+                             f"and a blind entry are paired only when they have {pair_rule}, one of each; "
+                             "otherwise the column is empty.")
         board = Board(benchmark, data.version, data.source, metric, "items", secondary, entries,
                       ci_method=_MCQ_CI.format(n=n_resamples, seed=seed), test_method=_MCQ_TEST,
                       n_resamples=n_resamples, seed=seed, alpha=alpha, notes=notes)
+    if any(e.off_protocol for e in entries):
+        board.notes.append(OFF_PROTOCOL_NOTE)
     board.paper_refused = board_problems(data)
     if board.paper_refused:
         board.notes.append(f"Not comparable with the {board.name} paper's published rows: "
@@ -388,13 +433,18 @@ def rank_board(benchmark: str, data: BenchmarkData, entries: list[Entry], *,
     return board
 
 
-def _multimodal_gains(entries: list[Entry], n_resamples: int, seed: int) -> bool:
-    """Sureon: each model with one visual and one blind entry gets MG = S_v - S_wv on its visual entry's
-    ``secondary`` (``mg``, ``mg_ci95_low`` / ``mg_ci95_high``: the paired bootstrap interval, ``mg_pvalue``:
-    McNemar's p; ``stats.paired_difference``). Whether any did."""
-    by_model: dict[str, dict[str, list[Entry]]] = {}
+def _multimodal_gains(entries: list[Entry], n_resamples: int, seed: int,
+                      pair: Callable[[Entry], Any] = pair_by_model) -> bool:
+    """Sureon: each pairing key (``pair``: the model name, or the submitter and model) with one visual and one
+    blind entry gets MG = S_v - S_wv on its visual entry's ``secondary`` (``mg``, ``mg_ci95_low`` /
+    ``mg_ci95_high``: the paired bootstrap interval, ``mg_pvalue``: McNemar's p; ``stats.paired_difference``).
+    Whether any did."""
+    by_model: dict[Any, dict[str, list[Entry]]] = {}
     for e in entries:
-        by_model.setdefault(e.metadata["model"], {}).setdefault(e.metadata.get("mode") or "visual", []).append(e)
+        key = pair(e)
+        if key is None:
+            continue
+        by_model.setdefault(key, {}).setdefault(e.metadata.get("mode") or "visual", []).append(e)
     found = False
     for modes in by_model.values():
         if len(modes.get("visual", [])) != 1 or len(modes.get("blind", [])) != 1:

@@ -129,10 +129,10 @@ def _board_html(board: Board, entry_href=None, extra=(), badge=None) -> str:
     out.append("</tr></thead><tbody>")
     for e, row in zip(board.entries, rows):
         m = e.metadata
-        values = [e.rank, None, None, None, None, e.headline, e.n,
+        values = [None if e.off_protocol else e.rank, None, None, None, None, e.headline, e.n,
                   e.p_holm if e.p_holm is not None else -1.0,
                   *[e.secondary.get(k) for k, _, _ in board.secondary]]
-        cls = ' class="leader"' if e.significant is None and e.rank == 1 else ""
+        cls = ' class="leader"' if e.is_leader and e.rank == 1 else ' class="off-protocol"' if e.off_protocol else ""
         out.append(f'<tr{cls} data-model="{escape(m["model"])}">')
         added = [column(e) for _, column in extra]  # (html, sort value) of each added column
         for i, (text, value) in enumerate(zip(row, values)):

@@ -57,7 +57,7 @@ from ..core.safeio import atomic_write_text, read_json
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Submission", "read_submission", "check_submission",
            "validate_submission", "make_submission", "dumps_submission", "write_submission",
-           "input_protocol_text", "model_label", "SUREON_MODES"]
+           "input_protocol_text", "model_label", "content_key", "SUREON_MODES"]
 
 FORMAT = "medhorizon-tasks-submission"
 FORMAT_VERSION = 1
@@ -93,7 +93,8 @@ class Submission:
 
 
 def input_protocol_text(metadata: dict) -> str:
-    """``"1 fps, cap 64"``, ``"32 frames"``, ``"blind"``: the input protocol as one cell."""
+    """``"1 fps, cap 64"``, ``"32 frames"``, ``"blind"``, ``"4-8 frames per clip"`` (a Sureon visual run, whose
+    protocol fixes its frames): the input protocol as one cell."""
     p = metadata.get("input_protocol") or {}
     parts = []
     if p.get("fps") is not None:
@@ -103,6 +104,8 @@ def input_protocol_text(metadata: dict) -> str:
     if p.get("frames") is not None:
         parts.append(f"{p['frames']} frames")
     mode = metadata.get("mode")
+    if not parts and metadata.get("benchmark") == "sureon" and (mode or "visual") == "visual":
+        parts.append("4-8 frames per clip")  # the protocol's own (appendix D.1): no number to give
     if mode and mode != "visual":
         parts.append(str(mode))
     return ", ".join(parts) or "—"
@@ -390,6 +393,16 @@ def recorded_input_protocol(benchmark: str, predictions: str | os.PathLike) -> t
     return protocol, f"{setting.describe()} (task {run['task']})"
 
 
+def recorded_departures(benchmark: str, predictions: str | os.PathLike) -> list[str]:
+    """How the run that wrote an lmms-eval samples file departs from the standard protocol, from the task and
+    kwargs its ``results.json`` recorded (:func:`~..benchmarks.standard.run_departures`); empty without one."""
+    from ..benchmarks.standard import run_departures
+    from ..core.log_samples import run_description
+
+    run = run_description(predictions)
+    return [] if run is None else run_departures(benchmark, run["task"], run["kwargs"])
+
+
 def _protocol_from_run(benchmark: str, predictions, given: dict) -> dict:
     """The submission's input protocol: what the run recorded (:func:`recorded_input_protocol`), where it
     recorded one; a given value that contradicts it is an error naming both. Else the given values."""
@@ -478,6 +491,7 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
             from ..core.predictions import departures_of
 
             departures = departures_of(read)
+    departures = list(dict.fromkeys([*(departures or []), *recorded_departures(data.benchmark, predictions)]))
     if mode is None and len(modes) == 1:
         mode = next(iter(modes))
     if mode is None and data.benchmark == "sureon":
@@ -497,6 +511,34 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
     sub = {"format": FORMAT, "format_version": FORMAT_VERSION, "metadata": meta, "predictions": entries}
     validate_submission(sub, data, source=f"submission made from {predictions}")
     return sub
+
+
+def _number_or_none(v):
+    return None if v is None else float(v)
+
+
+def content_key(sub: Submission) -> str:
+    """The SHA-256 of a validated submission's content: benchmark, data version, protocol (input protocol,
+    mode, departures) and the sorted (item, output) pairs; not its bytes, model name, date or notes. The same
+    run sent with other white space, or as its samples and as the submission JSON made from them, has one key.
+    """
+    import hashlib
+
+    m = sub.metadata
+    from ..benchmarks.standard import entry_departures
+
+    protocol = {k: _number_or_none((m.get("input_protocol") or {}).get(k)) for k in _PROTOCOL_KEYS}
+    if sub.benchmark == "surghi":
+        items = sorted([list(map(str, key)), p.phase, p.step, p.error] for key, p in sub.predictions.items())
+    else:
+        items = sorted([str(uid), p.get("raw"), p.get("error")] for uid, p in sub.predictions.items())
+    head = {"benchmark": sub.benchmark, "data_version": m["data_version"], "input_protocol": protocol,
+            "mode": m.get("mode") or "visual", "departures": sorted(entry_departures(m))}
+    digest = hashlib.sha256(json.dumps(head, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    for item in items:  # one item at a time: no second copy of a large submission's text in memory
+        digest.update(b"\n" + json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8",
+                                                                                              "surrogatepass"))
+    return digest.hexdigest()
 
 
 def model_label(metadata: dict) -> str:

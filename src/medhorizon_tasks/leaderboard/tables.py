@@ -42,7 +42,21 @@ def headline_text(e: Entry) -> str:
     return text
 
 
+def entry_label(e: Entry) -> str:
+    """The model cell: the name, with the run's departures from the standard protocol when it has any
+    (``"M [off protocol: frame order: reverse]"``), else :func:`~.submission.model_label`."""
+    if e.off_protocol:
+        return f"{e.metadata['model']} [off protocol: {'; '.join(e.off_protocol)}]"
+    return model_label(e.metadata)
+
+
+def rank_text(e: Entry) -> str:
+    return "off protocol" if e.off_protocol else str(e.rank)
+
+
 def significance_text(e: Entry) -> str:
+    if e.off_protocol:
+        return "— (ranked apart)"
     if e.significant is None:
         return "— (leader)" if e.rank == 1 else "—"
     return f"{'yes' if e.significant else 'no'} ({fmt_p(e.p_holm)})"
@@ -68,7 +82,7 @@ def table_rows(board: Board) -> tuple[list[str], list[list[str]]]:
     rows = []
     for e in board.entries:
         m = e.metadata
-        rows.append([str(e.rank), model_label(m), m["size"], input_protocol_text(m), m["date"], headline_text(e),
+        rows.append([rank_text(e), entry_label(e), m["size"], input_protocol_text(m), m["date"], headline_text(e),
                      f"{e.n} {board.n_unit}", significance_text(e),
                      *[secondary_text(e.secondary.get(k), kind, e.secondary) for k, _, kind in board.secondary]])
     return head, rows
@@ -217,7 +231,8 @@ def format_csv(boards: list[Board]) -> str:
     """All boards as one CSV: one row per entry, fractions in 0..1 (not percent), empty cells for n/a.
 
     Common columns first (:data:`CSV_COLUMNS`), then every board's secondary
-    metrics (blank on other benchmarks' rows), then url, notes, submission.
+    metrics (blank on other benchmarks' rows), then off_protocol (the run's departures from the standard
+    protocol, ``; ``-separated; such a row has no rank), url, notes, submission.
     Text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
     gets a leading ``'`` (see :func:`_csv_cell`).
     """
@@ -229,7 +244,7 @@ def format_csv(boards: list[Board]) -> str:
         for k in ("ci95_wilson_low", "ci95_wilson_high", "mg_ci95_low", "mg_ci95_high", "mg_pvalue"):
             if any(k in e.secondary for e in board.entries) and k not in extra:
                 extra.append(k)
-    fields = [*CSV_COLUMNS, *extra, "url", "notes", "submission"]
+    fields = [*CSV_COLUMNS, *extra, "off_protocol", "url", "notes", "submission"]
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
@@ -237,13 +252,15 @@ def format_csv(boards: list[Board]) -> str:
         for e in board.entries:
             m = e.metadata
             p = m["input_protocol"]
-            row = {"benchmark": board.benchmark, "data_version": board.data_version, "rank": e.rank,
+            row = {"benchmark": board.benchmark, "data_version": board.data_version,
+                   "rank": "" if e.off_protocol else e.rank, "off_protocol": "; ".join(e.off_protocol),
                    "model": m["model"], "size": m["size"], "fps": _num(p.get("fps")), "cap": _num(p.get("cap")),
                    "frames": _num(p.get("frames")), "mode": m.get("mode", ""), "date": m["date"],
                    "metric": board.metric, "value": _num(e.headline), "ci95_low": _num(e.ci[0]),
                    "ci95_high": _num(e.ci[1]), "n": e.n, "n_unit": board.n_unit,
                    "p_vs_leader": _pval(e.p_value), "p_vs_leader_holm": _pval(e.p_holm),
-                   "sig_vs_leader": "leader" if e.significant is None else ("yes" if e.significant else "no"),
+                   "sig_vs_leader": "" if e.off_protocol else "leader" if e.significant is None
+                   else ("yes" if e.significant else "no"),
                    "url": m.get("url", ""), "notes": m.get("notes", ""), "submission": e.submission.source}
             for k in extra:
                 row[k] = _num(e.secondary.get(k)) if k in e.secondary else ""

@@ -25,11 +25,25 @@ from collections.abc import Mapping
 
 from ..benchmarks.data import BENCHMARKS, BenchmarkData
 from ..core.safeio import loads_json
-from ..leaderboard.build import DEFAULT_ALPHA, DEFAULT_N_RESAMPLES, DEFAULT_SEED, Board, Entry, rank_board, score_entry
+from ..leaderboard.build import (
+    DEFAULT_ALPHA,
+    DEFAULT_N_RESAMPLES,
+    DEFAULT_SEED,
+    Board,
+    Entry,
+    pair_by_key,
+    rank_board,
+    score_entry,
+)
 from ..leaderboard.submission import Submission, input_protocol_text, validate_submission
 from .store import Store, StoredSubmission
 
 __all__ = ["Boards", "board_json", "entry_json", "entry_href"]
+
+
+# A public service may not pair two entries by their model name alone (anyone can send a blind entry under
+# another team's name): only entries sent with one submitter token are paired.
+PAIR_RULE = "the same model name and were sent with the same submitter token"
 
 
 def entry_href(sub_id: int) -> str:
@@ -77,6 +91,12 @@ class Boards:
                                    secondary=dict(entry.secondary))
 
     def entry_of(self, row: StoredSubmission) -> Entry:
+        """:meth:`_entry_of`, paired (Sureon's MG) only with entries of the same submitter token and model."""
+        e = self._entry_of(row)
+        e.pair_key = (row.submitter, e.metadata["model"]) if (row.submitter or "").startswith("token:") else None
+        return e
+
+    def _entry_of(self, row: StoredSubmission) -> Entry:
         """The entry of a stored submission on the server's data (scored from the store's bytes on first need).
 
         A stored row's bytes never change, so the row (its id, upload hash and time of receipt) names its
@@ -124,7 +144,7 @@ class Boards:
             entries = [self.entry_of(r) for r in here if r.benchmark == bench]
             if entries:
                 out.append(rank_board(bench, self.datas[bench], entries, n_resamples=self.n_resamples,
-                                      seed=self.seed, alpha=self.alpha))
+                                      seed=self.seed, alpha=self.alpha, pair=pair_by_key, pair_rule=PAIR_RULE))
         with self._lock:
             self._boards[key] = out
             while len(self._boards) > self._max_boards:
@@ -141,7 +161,8 @@ def _f(x):
 def _entry_row(board: Board, e: Entry) -> dict:
     m = e.metadata
     return {"id": int(e.submission.source.rsplit("/", 1)[-1]) if e.submission.source else None,
-            "page": e.submission.source or None, "rank": e.rank, "model": m["model"], "size": m["size"],
+            "page": e.submission.source or None, "rank": None if e.off_protocol else e.rank,
+            "off_protocol": list(e.off_protocol), "model": m["model"], "size": m["size"],
             "input_protocol": m["input_protocol"], "input_protocol_text": input_protocol_text(m),
             "mode": m.get("mode"), "date": m["date"], "url": m.get("url"), "notes": m.get("notes"),
             "value": _f(e.headline), "ci95": [_f(e.ci[0]), _f(e.ci[1])], "n": e.n,

@@ -17,10 +17,10 @@ from fastapi.responses import JSONResponse
 from ..benchmarks.data import BENCHMARKS, BenchmarkData
 from ..leaderboard.build import DEFAULT_ALPHA, DEFAULT_N_RESAMPLES, DEFAULT_SEED
 from .boards import Boards, entry_href
-from .intake import Intake
+from .intake import Intake, Refused
 from .maintainer_pages import Sessions
 from .security import Csrf, MaintainerToken, RateLimit
-from .store import Store, StoredSubmission
+from .store import DeletedBefore, Store, StoredSubmission
 
 __all__ = ["ServiceConfig", "Service", "Answer", "service", "maintainer", "refused", "DEFAULT_MAX_UPLOAD_MB"]
 
@@ -41,6 +41,7 @@ class ServiceConfig:
     n_resamples: int = DEFAULT_N_RESAMPLES
     seed: int = DEFAULT_SEED
     alpha: float = DEFAULT_ALPHA
+    off_protocol: str = "mark"   # a run off the standard protocol: "mark" (ranked apart) or "refuse"
 
 
 class Answer(Exception):
@@ -102,11 +103,24 @@ class Service:
 
     def keep(self, intake: Intake, *, filename: str | None, who: str,
              received: bytes) -> tuple[StoredSubmission, bool]:
-        """Score first (a failure keeps nothing), then keep in one transaction."""
+        """Score first (a failure keeps nothing), then keep in one transaction; a run already kept (by its
+        content key) is that entry; a run off the protocol is refused when the server says so, and a run a
+        maintainer deleted is refused saying so (409)."""
+        from ..benchmarks.standard import entry_departures
+        from ..leaderboard.submission import content_key
+
+        departures = entry_departures(intake.metadata)
+        if departures and self.cfg.off_protocol == "refuse":
+            raise Refused(f"this run departs from the {intake.data.benchmark} standard protocol "
+                          f"({'; '.join(departures)}): this server takes runs of the standard protocol only")
         self.boards.score(intake.submission, intake.data, intake.submission_bytes)
-        return self.store.add(received=received, submission=intake.submission_bytes,
-                              benchmark=intake.data.benchmark, data_version=intake.data.version,
-                              model=intake.metadata["model"], kind=intake.kind, filename=filename, submitter=who)
+        try:
+            return self.store.add(received=received, submission=intake.submission_bytes,
+                                  benchmark=intake.data.benchmark, data_version=intake.data.version,
+                                  model=intake.metadata["model"], kind=intake.kind, filename=filename, submitter=who,
+                                  content_key=content_key(intake.submission))
+        except DeletedBefore as exc:
+            raise Refused(str(exc), status=409) from None
 
     def placed(self, row: StoredSubmission):
         """(board, entry) of a stored submission: on the public board if it is there, else scored alone."""

@@ -148,9 +148,56 @@ def _number(form: Mapping[str, str], key: str, kind: type):
         raise Refused(f"{key}: expected {'a whole number' if kind is int else 'a number'}, got {value!r}") from None
 
 
+_TASK = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+_SAMPLES_NAME = re.compile(r"(?:.*[/\\])?[^/\\]*_samples_([A-Za-z0-9][A-Za-z0-9_.-]{0,99})\.jsonl")
+
+
+def _run_config(config: bytes, filename: str | None, datas) -> tuple[str, dict]:
+    """The task and the minimal ``results.json`` (its ``config`` and that task's ``configs`` entry) of an
+    uploaded lmms-eval results file: what :func:`~..core.log_samples.run_description` reads. The task is the
+    one the results name, or, when they name several, the one in the samples file's name
+    (``<stamp>_samples_<task>.jsonl``, as lmms-eval names it)."""
+    _refuse_oversized_shape(config, datas, "config")
+    try:
+        obj = loads_json(_text(config, "config"), source="config")
+    except DataError as exc:
+        raise Refused(exc.problems) from None
+    configs = obj.get("configs") if isinstance(obj, dict) else None
+    if not isinstance(configs, dict) or not configs:
+        raise Refused("config: not an lmms-eval results file (no \"configs\" object naming the run's task): upload "
+                      "the <stamp>_results.json written beside the samples file")
+    named = _SAMPLES_NAME.fullmatch(filename or "")
+    task = named.group(1) if named and named.group(1) in configs else next(iter(configs)) if len(configs) == 1 \
+        else None
+    if task is None:
+        raise Refused(f"config: the results name several tasks ({', '.join(sorted(map(str, configs))[:8])}) and the "
+                      "samples file's name does not say which it holds: upload it as lmms-eval named it "
+                      "(<stamp>_samples_<task>.jsonl)")
+    if not _TASK.fullmatch(str(task)):
+        raise Refused(f"config: {str(task)[:100]!r} is not a task name (letters, digits, _ . -)")
+    kept = {"config": obj.get("config") if isinstance(obj.get("config"), dict) else {},
+            "configs": {task: configs[task]}}
+    return task, kept
+
+
+def _refuse_unknown_protocol(sub: dict, had_config: bool) -> None:
+    """A MedHorizon run whose input protocol neither the upload nor the form says is refused: stored, it
+    would show "—" where the run had one."""
+    meta = sub["metadata"]
+    if meta["benchmark"] != "medhorizon" or any(v is not None for v in meta["input_protocol"].values()):
+        return
+    raise Refused("input protocol: the upload does not say how the run admitted its frames"
+                  + (" (its results file records no frame setting)" if had_config else
+                     " (an lmms-eval samples file alone does not record it)")
+                  + ": add the run's <stamp>_results.json (the form's run config field; `leaderboard submit` sends "
+                    "it by itself), or give fps and cap (or frames)")
+
+
 def make_from_samples(body: bytes, form: Mapping[str, str], datas: Mapping[str, BenchmarkData], *,
-                      filename: str | None = None) -> Intake:
-    """A submission made from an uploaded samples / predictions file and the form's metadata fields."""
+                      filename: str | None = None, config: bytes | None = None) -> Intake:
+    """A submission made from an uploaded samples / predictions file and the form's metadata fields; with the
+    run's lmms-eval ``results.json`` (``config``), its input protocol and departures come from the run, as
+    ``leaderboard make`` takes them from the file beside the samples."""
     bench = (form.get("benchmark") or "").strip()
     if bench not in datas:
         raise Refused(f"benchmark: choose one this server holds ({', '.join(b for b in BENCHMARKS if b in datas)}), "
@@ -163,8 +210,12 @@ def make_from_samples(body: bytes, form: Mapping[str, str], datas: Mapping[str, 
     data = datas[bench]
     # a fixed name in a private folder: the submitter's file name only chooses between two endings
     suffix = ".csv" if bench == "surghi" and (filename or "").lower().endswith(".csv") else ".jsonl"
+    run = _run_config(config, filename, datas) if config and config.strip() else None
     with tempfile.TemporaryDirectory(prefix="mh-upload-") as tmp:
         path = Path(tmp) / f"upload{suffix}"
+        if run is not None:  # the names lmms-eval gives a run's files, so the run's description is read as theirs
+            path = Path(tmp) / f"upload_samples_{run[0]}.jsonl"
+            (Path(tmp) / "upload_results.json").write_text(json.dumps(run[1]), encoding="utf-8")
         path.write_bytes(body)
         try:
             sub = make_submission(data, path, model=form["model"].strip(), size=form["size"].strip(),
@@ -176,5 +227,6 @@ def make_from_samples(body: bytes, form: Mapping[str, str], datas: Mapping[str, 
         except DataError as exc:
             # the temporary file's name means nothing to the submitter
             raise Refused([p.replace(str(path), "the uploaded file") for p in exc.problems]) from None
+    _refuse_unknown_protocol(sub, run is not None)
     text = dumps_submission(sub)
     return _checked(json.loads(text), datas, text.encode("utf-8"), "samples")

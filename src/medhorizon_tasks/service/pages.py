@@ -103,6 +103,9 @@ def submit_page(held: dict[str, str], csrf_token: str, *, require_token: bool, m
                f'<input type="hidden" name="csrf" value="{escape(csrf_token, quote=True)}">'
                '<label for="file">File <span class="hint">submission JSON, samples or predictions JSONL'
                '</span></label><input type="file" id="file" name="file" required>'
+               '<label for="config">Run config <span class="hint">with a samples file: the run\'s '
+               '&lt;stamp&gt;_results.json beside it, which says its input protocol (else give FPS and cap, or '
+               'frames)</span></label><input type="file" id="config" name="config">'
                f'<label for="benchmark">Benchmark</label><select id="benchmark" name="benchmark">{opts}</select>'
                + _field("model", "Model", "shown on the board", form.get("model", ""))
                + _field("size", "Size", 'parameters, e.g. "7B" or "unknown"', form.get("size", ""))
@@ -148,8 +151,10 @@ def entry_page(row: StoredSubmission, board: Board | None, entry: Entry | None, 
         pairs.append(("URL", f'<a href="{escape(url, quote=True)}" rel="nofollow noopener">{escape(url)}</a>'))
     if meta.get("notes"):
         pairs.append(("Notes", escape(meta["notes"])))
-    if meta.get("departures"):
-        pairs.append(("Departures from the protocol", escape("; ".join(map(str, meta["departures"])))))
+    departures = entry.off_protocol if entry is not None else meta.get("departures")
+    if departures:
+        pairs.append(("Off protocol (ranked apart)", f'<span id="off-protocol">{escape("; ".join(map(str, departures)))}'
+                                                     "</span>"))
     pairs.append(("Verified", f'<span class="mark ok" id="verified">verified</span> {escape(verified.reason)} '
                               f"({escape(verified.at)})" if verified is not None else
                   '<span id="verified">no</span> (the maintainers have not reproduced it)'))

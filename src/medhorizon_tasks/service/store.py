@@ -9,9 +9,16 @@ Everything the service knows lives here, so the board is always rebuilt from it:
   or predictions file and the form's fields otherwise), who sent it, when, and
   its state (``public`` or ``hidden``).
 * ``actions``: every maintainer action (hide, restore, delete, verify, unverify) with its reason;
-  a deleted submission's row goes, its action (with the hash and model) stays. An entry is *verified* (the
-  maintainers reproduced it) when its last verify/unverify action is a verify: the mark is read from this
-  log (:meth:`Store.verified`), so it has its reason and time, and needs no column of its own.
+  a deleted submission's row goes, its action (with the hash, model and content key) stays, so the same run
+  sent again is refused, saying so (:class:`DeletedBefore`), until a maintainer restores it (a ``restore``
+  of the deleted id, which brings back no bytes: the run may then be sent again).
+* content keys: ``submissions.content_key`` (unique) is the hash of a run's content
+  (:func:`~..leaderboard.submission.content_key`): the same run sent again with other white space, or as
+  its samples and as its submission JSON, is the entry already kept. Added beside ``sha256`` in place to an
+  older store (its old rows have none).
+* the *verified* mark (the maintainers reproduced an entry): an entry is verified when its last
+  verify/unverify action is a verify; the mark is read from the action log (:meth:`Store.verified`), so it has
+  its reason and time, and needs no column of its own.
 * ``submitters``: submitter tokens, kept as SHA-256 hashes only.
 * ``meta``: the schema version. A store written by a newer version of the
   package is refused with a clear message, never read half-understood.
@@ -40,6 +47,7 @@ from sqlalchemy import exc as sa_exc
 from ..core.errors import MedHorizonError
 
 __all__ = ["SCHEMA_VERSION", "Store", "StoredSubmission", "Action", "MARKS", "StoreError", "StoreFull", "NewerSchema",
+           "DeletedBefore",
            "default_db_url", "open_store"]
 
 SCHEMA_VERSION = 1
@@ -59,10 +67,15 @@ _subs = sa.Table(
     sa.Column("filename", sa.Text),                            # as the client named it; shown escaped, never a path
     sa.Column("submitter", sa.Text),                           # a submitter token's name, or the client's address
     sa.Column("state", sa.String(16), nullable=False),         # public | hidden
+    # leaderboard.submission.content_key: benchmark, data version, protocol, items and outputs, whatever the
+    # bytes or the upload kind (unique: one run is one entry); NULL for rows kept before it was recorded
+    sa.Column("content_key", sa.String(64), unique=True),
     # the bytes last: listing the submissions (every board request) then reads no page of them (SQLite walks a
     # row's columns in order, through a large value's overflow pages)
     sa.Column("received", sa.LargeBinary, nullable=False),     # the bytes as received
     sa.Column("submission", sa.LargeBinary),                   # the scored submission JSON; NULL = ``received``
+    # SQLite's AUTOINCREMENT: a deleted entry's id is never given to another (the action log names ids)
+    sqlite_autoincrement=True,
 )
 _actions = sa.Table(
     "mh_actions", _md,
@@ -73,6 +86,7 @@ _actions = sa.Table(
     sa.Column("action", sa.String(16), nullable=False),
     sa.Column("reason", sa.Text, nullable=False),
     sa.Column("at", sa.String(32), nullable=False),
+    sa.Column("content_key", sa.String(64)),                   # the run's content key: a deletion is remembered
 )
 _submitters = sa.Table(
     "mh_submitters", _md,
@@ -99,6 +113,16 @@ class StoreFull(StoreError):
     """The database's disk (or its configured size) is full: nothing was written."""
 
 
+class DeletedBefore(StoreError):
+    """The same run (content key) was kept before and deleted by a maintainer, who has not restored it."""
+
+    def __init__(self, action: "Action"):
+        self.action = action
+        super().__init__(f"this run was entry {action.submission_id}, deleted by the board's maintainer on "
+                         f"{action.at} (reason: {action.reason}); it is not accepted again unless a maintainer "
+                         f"restores it (POST /api/submissions/{action.submission_id}/restore)")
+
+
 @dataclass(frozen=True)
 class StoredSubmission:
     id: int
@@ -111,6 +135,7 @@ class StoredSubmission:
     filename: str | None
     submitter: str | None
     state: str
+    content_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -122,6 +147,7 @@ class Action:
     action: str
     reason: str
     at: str
+    content_key: str | None = None
 
 
 def _now() -> str:
@@ -187,6 +213,7 @@ class Store:
         try:
             with self.engine.begin() as con:
                 _md.create_all(con, checkfirst=True)
+                self._add_content_keys(con)
                 row = con.execute(sa.select(_meta.c.value).where(_meta.c.key == "schema_version")).first()
                 if row is None:
                     con.execute(_meta.insert().values(key="schema_version", value=str(SCHEMA_VERSION)))
@@ -202,6 +229,17 @@ class Store:
                               f"version {stored}; this version reads up to {SCHEMA_VERSION}): upgrade "
                               "medhorizon-tasks, or give another --db")
 
+    @staticmethod
+    def _add_content_keys(con) -> None:
+        """A store made before content keys were kept gets their columns (its old rows have none: NULL)."""
+        inspector = sa.inspect(con)
+        for table, unique in (("mh_submissions", True), ("mh_actions", False)):
+            if "content_key" in {c["name"] for c in inspector.get_columns(table)}:
+                continue
+            con.execute(sa.text(f"ALTER TABLE {table} ADD COLUMN content_key VARCHAR(64)"))
+            if unique:
+                con.execute(sa.text(f"CREATE UNIQUE INDEX ix_{table}_content_key ON {table} (content_key)"))
+
     @property
     def safe_url(self) -> str:
         """The URL without its password, for messages and logs."""
@@ -213,21 +251,27 @@ class Store:
     # -------------------------------------------------------------- submissions
 
     def add(self, *, received: bytes, submission: bytes | None, benchmark: str, data_version: str, model: str,
-            kind: str, filename: str | None, submitter: str | None) -> tuple[StoredSubmission, bool]:
+            kind: str, filename: str | None, submitter: str | None,
+            content_key: str | None = None) -> tuple[StoredSubmission, bool]:
         """Keep one accepted submission (one transaction). Returns ``(row, True)``, or ``(the row already
-        holding these bytes, False)``; :class:`StoreFull` when the disk is full (nothing written)."""
+        holding these bytes or this content, False)``; :class:`DeletedBefore` when a maintainer deleted the
+        same content and has not restored it; :class:`StoreFull` when the disk is full (nothing written)."""
         sha = hashlib.sha256(received).hexdigest()
-        existing = self.by_sha256(sha)
+        existing = self._existing(sha, content_key)
         if existing is not None:
             return existing, False
+        deleted = self.deleted(content_key) if content_key else None
+        if deleted is not None:
+            raise DeletedBefore(deleted)
         values = dict(sha256=sha, received_at=_now(), benchmark=benchmark, data_version=data_version, model=model,
                       kind=kind, filename=filename, submitter=submitter, received=received,
-                      submission=None if submission == received else submission, state="public")
+                      submission=None if submission == received else submission, state="public",
+                      content_key=content_key)
         try:
             with self.engine.begin() as con:
                 new_id = con.execute(_subs.insert().values(**values).returning(_subs.c.id)).scalar_one()
         except sa_exc.IntegrityError:
-            existing = self.by_sha256(sha)  # the same bytes, sent at the same moment by another request
+            existing = self._existing(sha, content_key)  # the same run, sent at the same moment by another request
             if existing is None:
                 raise
             return existing, False
@@ -257,6 +301,21 @@ class Store:
         rows = self._rows(_subs.c.sha256 == sha)
         return rows[0] if rows else None
 
+    def by_content_key(self, key: str) -> StoredSubmission | None:
+        rows = self._rows(_subs.c.content_key == key)
+        return rows[0] if rows else None
+
+    def _existing(self, sha: str, content_key: str | None) -> StoredSubmission | None:
+        return self.by_sha256(sha) or (self.by_content_key(content_key) if content_key else None)
+
+    def deleted(self, content_key: str) -> Action | None:
+        """The deletion of the run with this content key, when the last action on it was one (a maintainer's
+        restore after it lets the run be sent again)."""
+        q = sa.select(*_actions.c).where(_actions.c.content_key == content_key).order_by(_actions.c.id.desc())
+        with self.engine.connect() as con:
+            row = con.execute(q.limit(1)).first()
+        return Action(*row) if row is not None and row.action == "delete" else None
+
     def submission_bytes(self, sub_id: int) -> bytes:
         """The scored submission JSON of ``sub_id`` (the bytes as received for a submission upload)."""
         with self.engine.connect() as con:
@@ -280,17 +339,24 @@ class Store:
         if action not in ACTIONS and action not in MARKS:
             raise ValueError(f"unknown action {action!r}")
         with self.engine.begin() as con:
-            row = con.execute(sa.select(_subs.c.sha256, _subs.c.model).where(_subs.c.id == sub_id)
-                              .with_for_update()).first()
+            row = con.execute(sa.select(_subs.c.sha256, _subs.c.model, _subs.c.content_key)
+                              .where(_subs.c.id == sub_id).with_for_update()).first()
             if row is None:
-                raise KeyError(sub_id)
-            if action in MARKS:
+                # a deleted entry: "restore" lets its run be sent again (its bytes are gone with its row)
+                last = con.execute(sa.select(_actions.c.sha256, _actions.c.model, _actions.c.content_key,
+                                             _actions.c.action).where(_actions.c.submission_id == sub_id)
+                                   .order_by(_actions.c.id.desc()).limit(1)).first()
+                if action != "restore" or last is None or last[3] != "delete":
+                    raise KeyError(sub_id)
+                row = last
+            elif action in MARKS:
                 pass
             elif ACTIONS[action] is None:
                 con.execute(_subs.delete().where(_subs.c.id == sub_id))
             else:
                 con.execute(_subs.update().where(_subs.c.id == sub_id).values(state=ACTIONS[action]))
-            values = dict(submission_id=sub_id, sha256=row[0], model=row[1], action=action, reason=reason, at=_now())
+            values = dict(submission_id=sub_id, sha256=row[0], model=row[1], action=action, reason=reason, at=_now(),
+                          content_key=row[2])
             new_id = con.execute(_actions.insert().values(**values).returning(_actions.c.id)).scalar_one()
         return Action(new_id, **values)
 

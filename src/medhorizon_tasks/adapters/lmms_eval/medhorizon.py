@@ -27,6 +27,7 @@ from loguru import logger
 from ...benchmarks.medhorizon import scoring
 from ...benchmarks.medhorizon.protocol import FrameSetting, build_prompt, decode_frames, frames_shown, prepare
 from ...benchmarks.medhorizon.release import DATA_ENV, Item, items_to_dataset, load_release
+from ...benchmarks.standard import setting_departures
 from ...core.errors import MedHorizonError, VideoError
 from ...core.paths import VIDEO_ROOT_ENV, default_video_root
 from ...core.settings import env_text
@@ -112,7 +113,7 @@ def process_results(doc: dict, results) -> dict:
     if setting.shows_frames:
         error = video_error(_key(item, setting, doc), _decode(item, setting, doc))
     shown = None if error else frames_shown(item, setting, doc["video_root"])
-    record = scoring.record_for(item, raw, setting.mode, error, shown)
+    record = scoring.record_for(item, raw, setting.mode, error, shown, setting_departures(setting))
     right, differ = scoring.beside_flags(record)
     return {"accuracy": record, "accuracy_authors": int(right), "rules_disagree": int(differ)}
 

@@ -29,6 +29,7 @@ from ...benchmarks.medhorizon import protocol as medhorizon_protocol
 from ...benchmarks.medhorizon import scoring as medhorizon_scoring
 from ...benchmarks.medhorizon.release import load_release
 from ...benchmarks.medhorizon.scoring import record_for as medhorizon_record
+from ...benchmarks.standard import setting_departures
 from ...benchmarks.sureon import protocol as sureon_protocol
 from ...benchmarks.sureon import scoring as sureon_scoring
 from ...benchmarks.sureon.items import load_items
@@ -150,7 +151,7 @@ class MedHorizonProtocol(Protocol):
         if raw is None:
             return medhorizon_scoring.missing_record(item, self.mode)
         shown = None if error else medhorizon_protocol.frames_shown(item, self.setting, self.source.video_root)
-        return medhorizon_record(item, raw, self.mode, error, shown)
+        return medhorizon_record(item, raw, self.mode, error, shown, setting_departures(self.setting))
 
     def report(self, items, records, prediction_file=None):
         return medhorizon_scoring.report(records)

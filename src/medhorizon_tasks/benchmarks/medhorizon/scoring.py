@@ -114,15 +114,21 @@ def beside_flags(record: dict) -> tuple[bool, bool]:
 
 
 def record_for(item: Item, raw_output: str | None, mode: str, error: str | None,
-               frames_shown: int | None = None) -> dict:
+               frames_shown: int | None = None, departures: list[str] = ()) -> dict:
     """The record of one model output in either framework: scored, or -- when the item's video failed
-    (``error``; the model got no frames) -- a video error whatever the model said, its text kept beside it."""
+    (``error``; the model got no frames) -- a video error whatever the model said, its text kept beside it;
+    with the run's ``departures`` from the standard protocol (``benchmarks.standard.setting_departures``) when
+    it has any, so that a samples file says them itself."""
     if not error:
         if frames_shown is None:
-            return score_item(item, raw_output, mode)
-        return score_item(item, raw_output, mode, "default", frames_shown)
-    record = error_record(item, mode, error)
-    record["raw_output"] = raw_output
+            record = score_item(item, raw_output, mode)
+        else:
+            record = score_item(item, raw_output, mode, "default", frames_shown)
+    else:
+        record = error_record(item, mode, error)
+        record["raw_output"] = raw_output
+    if departures:
+        record["departures"] = list(departures)
     return record
 
 

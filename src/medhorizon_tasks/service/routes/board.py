@@ -54,7 +54,8 @@ def entry_html(request: Request, sub_id: int, svc: Service = Depends(service)):
     if row is None:
         return HTMLResponse(pages.message_page("Not found", f"no public entry {sub_id}"), status_code=404)
     banner = ("Accepted: this submission is on the board." if "accepted" in request.query_params else
-              "These bytes were submitted before: this is that entry; nothing new was kept."
+              "This run was submitted before (the same benchmark, data version, protocol, items and outputs): "
+              "this is that entry; nothing new was kept."
               if "duplicate" in request.query_params else None)
     b, e = svc.placed(row)
     return HTMLResponse(pages.entry_page(row, b, e, banner=banner, maintainer=svc.is_maintainer(request),

@@ -1,5 +1,6 @@
 """Sending a run: the HTML form (``GET``/``POST /submit``, CSRF-protected) and the JSON API
-(``POST /api/submissions``). Both score before they keep: a failure keeps nothing."""
+(``POST /api/submissions``: a submission JSON; ``POST /api/runs``: a run's files with the form's fields, what
+``leaderboard submit`` sends). Each scores before it keeps: a failure keeps nothing."""
 
 from __future__ import annotations
 
@@ -27,6 +28,22 @@ def _form_page(svc: Service, *, status: int = 200, **kw) -> HTMLResponse:
     return response
 
 
+async def _config_of(form) -> bytes | None:
+    """The run's lmms-eval ``results.json``, when the form or request carries one (field ``config``)."""
+    config = form.get("config")
+    if config is None or isinstance(config, str):
+        return None
+    return await config.read() or None
+
+
+def _intake(svc: Service, body: bytes, fields: dict, filename: str | None, config: bytes | None):
+    """A submission JSON as it is; a samples / predictions file made into one with the fields (and the run's
+    results file, which says its protocol)."""
+    if looks_like_submission(body):
+        return read_submission_upload(body, svc.datas, what="file")
+    return make_from_samples(body, fields, svc.datas, filename=filename, config=config)
+
+
 @router.get("/submit", response_class=HTMLResponse)
 def submit_form(svc: Service = Depends(service)):
     return _form_page(svc)
@@ -35,7 +52,7 @@ def submit_form(svc: Service = Depends(service)):
 @router.post("/submit")
 async def submit_post(request: Request, svc: Service = Depends(service)):
     try:
-        form = await request.form(max_files=1, max_fields=len(FORM_FIELDS) + 4)
+        form = await request.form(max_files=2, max_fields=len(FORM_FIELDS) + 4)
     except TooLarge:
         raise
     except Exception as exc:  # a malformed multipart body  # noqa: BLE001
@@ -60,11 +77,10 @@ async def submit_post(request: Request, svc: Service = Depends(service)):
         return again(["file: choose a file to upload"])
     body = await upload.read()
     filename = (upload.filename or "")[:200] or None
+    config = await _config_of(form)
 
     def work():
-        intake = (read_submission_upload(body, svc.datas, what="file") if looks_like_submission(body)
-                  else make_from_samples(body, fields, svc.datas, filename=filename))
-        return svc.keep(intake, filename=filename, who=who, received=body)
+        return svc.keep(_intake(svc, body, fields, filename, config), filename=filename, who=who, received=body)
 
     try:
         row, new = await run_in_threadpool(work)
@@ -91,6 +107,50 @@ async def submit_api(request: Request, svc: Service = Depends(service)):
         row, new = svc.keep(intake, filename=filename, who=who, received=body)
         return row, new, (entry_json(row, *svc.placed(row)) if new else None)
 
+    return await _answer(work)
+
+
+@router.post("/api/runs")
+async def submit_run(request: Request, svc: Service = Depends(service)):
+    """A run as files (multipart: ``file`` = samples, predictions or a submission JSON; ``config`` = the run's
+    lmms-eval results file, optional) with the form's fields, answered as ``POST /api/submissions`` answers:
+    what ``medhorizon-tasks leaderboard submit`` sends."""
+    who, problems, status = svc.submitter(request, bearer(request))
+    if problems:
+        return refused(problems, status)
+    limited = svc.over_rate(who)
+    if limited is not None:
+        return limited
+    try:
+        form = await request.form(max_files=2, max_fields=len(FORM_FIELDS) + 4)
+    except TooLarge:
+        raise
+    except Exception as exc:  # a malformed multipart body  # noqa: BLE001
+        return refused([f"the request could not be read as multipart form data: {exc}"], 400)
+    upload = form.get("file")
+    if upload is None or isinstance(upload, str):
+        return refused(["file: send the run's file (multipart field 'file')"])
+    fields = {k: v for k, v in form.items() if isinstance(v, str) and k in FORM_FIELDS}
+    body = await upload.read()
+    filename = (upload.filename or "")[:200] or None
+    config = await _config_of(form)
+
+    def work():
+        row, new = svc.keep(_intake(svc, body, fields, filename, config), filename=filename, who=who,
+                            received=body)
+        return row, new, entry_json(row, *svc.placed(row))
+
+    return await _answer(work)
+
+
+def _duplicate(row) -> JSONResponse:
+    return JSONResponse({"accepted": True, "duplicate": True, "id": row.id, "page": entry_href(row.id),
+                         "message": f"this run was submitted before (the same benchmark, data version, protocol, "
+                                    f"items and outputs): entry {row.id}, received {row.received_at}; nothing new "
+                                    "was kept"}, status_code=200)
+
+
+async def _answer(work) -> JSONResponse:
     try:
         row, new, view = await run_in_threadpool(work)
     except Refused as exc:
@@ -98,7 +158,5 @@ async def submit_api(request: Request, svc: Service = Depends(service)):
     except StoreFull as exc:
         return refused([str(exc)], 507)
     if not new:
-        return JSONResponse({"accepted": True, "duplicate": True, "id": row.id, "page": entry_href(row.id),
-                             "message": f"these bytes were submitted before: entry {row.id}, received "
-                                        f"{row.received_at}; nothing new was kept"}, status_code=200)
+        return _duplicate(row)
     return JSONResponse({"accepted": True, "duplicate": False, **view}, status_code=201)
