@@ -20,6 +20,7 @@ from .boards import Boards, entry_href
 from .intake import Intake
 from .security import Csrf, MaintainerToken, RateLimit
 from .store import Store, StoredSubmission
+from .workers import DEFAULT_INTAKE_WORKERS, IntakeWorkers
 
 __all__ = ["ServiceConfig", "Service", "Answer", "service", "maintainer", "refused", "DEFAULT_MAX_UPLOAD_MB"]
 
@@ -40,6 +41,7 @@ class ServiceConfig:
     n_resamples: int = DEFAULT_N_RESAMPLES
     seed: int = DEFAULT_SEED
     alpha: float = DEFAULT_ALPHA
+    intake_workers: int = DEFAULT_INTAKE_WORKERS   # processes reading uploads (0: a thread of this process)
 
 
 class Answer(Exception):
@@ -71,6 +73,7 @@ class Service:
         self.boards = Boards(self.store, self.datas, n_resamples=cfg.n_resamples, seed=cfg.seed, alpha=cfg.alpha)
         self.csrf = Csrf()
         self.limiter = RateLimit(*cfg.rate)
+        self.intake = IntakeWorkers(self.datas, cfg.intake_workers)
         self.held = {b: self.datas[b].version for b in BENCHMARKS if b in self.datas}
 
     def is_maintainer(self, request: Request) -> bool:
@@ -139,6 +142,9 @@ def maintainer(request: Request) -> Service:
     """The dependency of maintainers' routes: the service, once the request carries the maintainer's token
     (else 403 when maintainer actions are off, 401 without a token, 403 with a wrong one)."""
     svc = service(request)
+    unreadable = svc.cfg.maintainer.problem()
+    if unreadable:
+        raise Answer(JSONResponse({"error": unreadable}, status_code=503))
     if not svc.cfg.maintainer.configured:
         raise Answer(JSONResponse({"error": "maintainer actions are off: the server was started without a "
                                             "maintainer token"}, status_code=403))

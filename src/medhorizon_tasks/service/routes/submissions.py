@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from .. import pages
 from ..boards import entry_href, entry_json
 from ..context import Service, bearer, refused, service
-from ..intake import FORM_FIELDS, Refused, looks_like_submission, make_from_samples, read_submission_upload
+from ..intake import FORM_FIELDS, Refused
 from ..security import Csrf, TooLarge
 from ..store import StoreFull
 
@@ -60,14 +60,9 @@ async def submit_post(request: Request, svc: Service = Depends(service)):
         return again(["file: choose a file to upload"])
     body = await upload.read()
     filename = (upload.filename or "")[:200] or None
-
-    def work():
-        intake = (read_submission_upload(body, svc.datas, what="file") if looks_like_submission(body)
-                  else make_from_samples(body, fields, svc.datas, filename=filename))
-        return svc.keep(intake, filename=filename, who=who, received=body)
-
     try:
-        row, new = await run_in_threadpool(work)
+        intake = await svc.intake.read(body, form=fields, filename=filename, what="file")
+        row, new = await run_in_threadpool(svc.keep, intake, filename=filename, who=who, received=body)
     except Refused as exc:
         return again(exc.problems, exc.status)
     except StoreFull as exc:
@@ -86,13 +81,12 @@ async def submit_api(request: Request, svc: Service = Depends(service)):
     body = await request.body()
     filename = (request.headers.get("x-filename") or "")[:200] or None
 
-    def work():
-        intake = read_submission_upload(body, svc.datas)
+    def work(intake):
         row, new = svc.keep(intake, filename=filename, who=who, received=body)
         return row, new, (entry_json(row, *svc.placed(row)) if new else None)
 
     try:
-        row, new, view = await run_in_threadpool(work)
+        row, new, view = await run_in_threadpool(work, await svc.intake.read(body))
     except Refused as exc:
         return refused(exc.problems, exc.status)
     except StoreFull as exc:
