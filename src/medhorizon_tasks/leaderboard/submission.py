@@ -397,7 +397,7 @@ def group_problems(problems: list[str]) -> list[str]:
         if v is not None:
             rest, where = v[1] + v[3], f"{where} ({v[2]})"
         groups.setdefault(rest, []).append((where, p))
-    out = []
+    out: list[str] = []
     for kind, members in groups.items():
         if len(members) == 1 or not members[0][0]:
             out.extend(dict.fromkeys(p for _, p in members))
@@ -405,7 +405,12 @@ def group_problems(problems: list[str]) -> list[str]:
         shown = ", ".join(w for w, _ in members[:_GROUP_SHOW])
         unit = "lines" if members[0][0].startswith("line ") else "items"
         out.append(f"{kind} ({len(members):,} {unit}: {shown}{', ...' if len(members) > _GROUP_SHOW else ''})")
-    return out
+    return [_short(p) for p in out]
+
+
+def _short(line: str, most: int = 1000) -> str:
+    """A problem line that quotes a huge value (a 4 MiB date...) cut to a readable length, saying so."""
+    return line if len(line) <= most else f"{line[:most]}... (cut: the line is {len(line):,} characters)"
 
 
 def validate_submission(obj_or_path: Any, data: BenchmarkData | None = None, *,

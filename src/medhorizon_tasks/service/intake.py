@@ -54,7 +54,8 @@ class Refused(Exception):
     """A refused submission: ``problems``, one line each, as ``leaderboard validate`` lists them."""
 
     def __init__(self, problems: list[str] | str, status: int = 422):
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.problems = [p if len(p) <= 1000 else f"{p[:1000]}... (cut: the line is {len(p):,} characters)"
+                         for p in ([problems] if isinstance(problems, str) else problems)]
         self.status = status
         super().__init__("; ".join(self.problems))
 
