@@ -70,9 +70,10 @@ _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SHOW = 5  # ids named in a "missing" / "extra" problem
 #: Most characters of each text field: what a board page shows stays a page (a 4 MiB model name once made every
 #: visitor's board 12 MiB). ``departures`` is per departure; ``output`` per prediction (a reasoning model's 16k
-#: tokens are about 64 KiB).
+#: tokens are about 64 KiB; four times that: the answer extractor costs up to ~40 µs a character on text made to be
+#: slow, so this bounds an upload's scoring too).
 TEXT_LIMITS = {"model": 200, "size": 40, "mode": 40, "notes": 2000, "url": 2000, "departures": 200,
-               "output": 1 << 20, "error": 2000}
+               "output": 1 << 18, "error": 2000}
 MAX_DEPARTURES = 20
 
 
