@@ -44,11 +44,12 @@ def _ids_of(rec: dict):
     for v in (rec.get("uid"), rec.get("id"), metric.get("uid"), doc.get("uid")):
         if isinstance(v, (int, str)) and not isinstance(v, bool):
             return str(v)
-    if all(k in rec for k in ("dataset", "video", "frame")):
-        try:
-            return (str(rec["dataset"]), str(rec["video"]), int(rec["frame"]))
-        except (TypeError, ValueError):
-            return None
+    for where in (rec, doc):
+        if all(k in where for k in ("dataset", "video", "frame")):
+            try:
+                return (str(where["dataset"]), str(where["video"]), int(where["frame"]))
+            except (TypeError, ValueError):
+                return None
     return None
 
 
