@@ -247,7 +247,7 @@ def _cmd_serve(args) -> int:
 _SERVE_NUMBERS = (
     ("--port", "port", 0, 65535, "a TCP port, 0 (any free one) to 65535"),
     ("--max-upload-mb", "max_upload_mb", 0.001, 4096, "MiB from 0.001 to 4096"),
-    ("--max-store-mb", "max_store_mb", 1, 2 ** 30, "MiB from 1 to 2^30"),
+    ("--max-store-mb", "max_store_mb", 0.01, 2 ** 30, "MiB from 0.01 to 2^30"),
     ("--limit-concurrency", "limit_concurrency", 1, 100_000, "connections from 1 to 100000"),
     ("--n-resamples", "n_resamples", 1, 1_000_000, "resamples from 1 to 1000000"),
     ("--seed", "seed", 0, 2 ** 32 - 1, "a seed from 0 to 2^32-1"),
