@@ -34,8 +34,7 @@ from typing import Any
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from ..core.errors import DataError
 from ..core.safeio import loads_json, outside_strings
-from ..leaderboard.submission import (Submission, check_submission, dumps_submission, group_problems,
-                                      make_submission)
+from ..leaderboard.submission import Submission, check_submission, dumps_submission, group_problems, make_submission
 from ..leaderboard.upload_kind import guess_upload
 
 __all__ = ["Intake", "Refused", "structure_limit", "count_values", "without_bom", "read_submission_upload",

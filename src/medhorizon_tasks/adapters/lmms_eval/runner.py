@@ -37,9 +37,9 @@ from ...runs.launch import (
     Verdict,
     last_error,
     limit_problem,
-    tasks_problem,
     own_outputs,
     run_logged,
+    tasks_problem,
 )
 from .ours import task_path
 
