@@ -319,3 +319,44 @@ def test_the_database_away_is_503_and_the_service_recovers_without_a_restart(ser
     r = httpx.get(server.url + "/api/board", timeout=60)
     assert r.status_code == 200 and any(e["model"] == "before" for b in r.json()["boards"] for e in b["entries"])
     assert post_submission(server.url, surghi_sub(datas, "after", 0.6, 11)).status_code == 201
+
+
+def test_intake_workers_end_with_the_serving_process(tmp_path, synthetic):
+    """A spawned worker holds its own copy of the task queue, so it would outlive a killed server: it watches."""
+    import os
+    import time
+
+    script = tmp_path / "serve_like.py"
+    script.write_text(
+        "import asyncio, os, sys\n"
+        "from medhorizon_tasks.benchmarks.data import load_benchmark_data\n"
+        "from medhorizon_tasks.commands.data_args import synthetic_paths\n"
+        "from medhorizon_tasks.service.intake import Refused\n"
+        "from medhorizon_tasks.service.workers import IntakeWorkers\n"
+        "if __name__ == '__main__':\n"
+        "    w = IntakeWorkers({'sureon': load_benchmark_data('sureon', synthetic_paths('sureon')[0])}, 2)\n"
+        "    try:\n"
+        "        asyncio.run(w.read(b'[1]'))\n"
+        "    except Refused as exc:\n"
+        "        print(exc.problems[0], file=sys.stderr)\n"
+        "    print(' '.join(str(p) for p in w._pool._processes), flush=True)\n"
+        "    os.kill(os.getpid(), 9)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == -9, done.stderr
+    assert "expected a JSON object" in done.stderr  # read in a worker, refused with its reason
+    pids = [int(p) for p in done.stdout.split()]
+    assert 1 <= len(pids) <= 2  # started as uploads need them
+
+    def alive(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.monotonic() + 30
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [p for p in pids if alive(p)]
+    for p in left:  # the old code's orphans: end them, then fail
+        os.kill(p, 9)
+    assert not left, f"workers {left} outlived the killed process"

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import threading
+import time
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -30,9 +32,18 @@ DEFAULT_INTAKE_WORKERS = 2
 _datas: Mapping[str, BenchmarkData] = {}
 
 
-def _init(datas: Mapping[str, BenchmarkData]) -> None:
+def _init(datas: Mapping[str, BenchmarkData], parent: int) -> None:
     global _datas
     _datas = datas
+    # A spawned worker holds its own copy of the task queue's writing end, so the serving process's death
+    # (SIGKILL, or an exit that does not wait for the pool) never reaches it as an end of file: it watches.
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
 
 
 def _read(body: bytes, form: Mapping[str, str] | None, filename: str | None, what: str,
@@ -63,7 +74,7 @@ class IntakeWorkers:
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_init, initargs=(self.datas,))
+                                                 initializer=_init, initargs=(self.datas, os.getpid()))
             return self._pool
 
     def _broken(self, pool: ProcessPoolExecutor) -> None:
