@@ -229,9 +229,8 @@ def _cmd_serve(args) -> int:
                                   f"{', '.join(BENCHMARKS)} (a server holds each benchmark's data by name)")
     loader = DataLoader(args.data, args.hierarchy)
     datas = {b: loader.get(b) for b in BENCHMARKS if b in loader.paths}
+    _check_serve_options(args)
     rate = parse_rate(args.rate_limit)
-    if args.max_upload_mb <= 0:
-        raise MedHorizonError(f"--max-upload-mb {args.max_upload_mb:g}: must be above 0")
     maintainer = MaintainerToken(args.maintainer_token_file)
     store = open_store(args.db, max_mb=args.max_store_mb)
     title = args.title or " · ".join(BENCHMARK_NAMES[b] for b in datas) + " leaderboard"
@@ -248,6 +247,31 @@ def _cmd_serve(args) -> int:
                 forwarded_allow_ips=args.forwarded_allow_ips, server_header=False, timeout_keep_alive=5,
                 limit_concurrency=args.limit_concurrency)
     return 0
+
+
+# (option, attribute, lowest, highest, what is accepted): every number `serve` takes, checked before anything starts
+_SERVE_NUMBERS = (
+    ("--port", "port", 0, 65535, "a TCP port, 0 (any free one) to 65535"),
+    ("--max-upload-mb", "max_upload_mb", 0.001, 4096, "MiB from 0.001 to 4096"),
+    ("--max-store-mb", "max_store_mb", 0.01, 2 ** 30, "MiB from 0.01 to 2^30"),
+    ("--limit-concurrency", "limit_concurrency", 1, 100_000, "connections from 1 to 100000"),
+    ("--n-resamples", "n_resamples", 1, 1_000_000, "resamples from 1 to 1000000"),
+    ("--seed", "seed", 0, 2 ** 32 - 1, "a seed from 0 to 2^32-1"),
+    ("--alpha", "alpha", 1e-12, 1 - 1e-12, "a significance level above 0 and below 1"),
+)
+
+
+def _check_serve_options(args) -> None:
+    """One line for the first number of ``serve`` out of its range (NaN and infinities included): a server
+    that would start and then fail every request, or die in a traceback, is refused at the start instead."""
+    import math
+
+    for option, attr, low, high, accepted in _SERVE_NUMBERS:
+        value = getattr(args, attr, None)
+        if value is None:
+            continue
+        if not (math.isfinite(value) and low <= value <= high):
+            raise MedHorizonError(f"{option} {value:g}: expected {accepted}")
 
 
 def add_serve_parser(lsub, data_args) -> argparse.ArgumentParser:

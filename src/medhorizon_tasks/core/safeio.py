@@ -57,10 +57,13 @@ MAX_DEPTH = 100
 MAX_INT_DIGITS = 308
 
 _BOM = b"\xef\xbb\xbf"
-_LONG_DIGITS = re.compile(r"\d{%d,}" % (MAX_INT_DIGITS + 1))
+# Starts only where a run starts (the look-behind): a run of 308 digits is walked once, not once per offset.
+_LONG_DIGITS = re.compile(r"(?<!\d)\d{%d}" % (MAX_INT_DIGITS + 1))
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})(\\u[dD][c-fC-F][0-9a-fA-F]{2})?")
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+# JSON digits are ASCII: every byte but 0-9 becomes a space, so a long integer is a run of "0"s
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"0" * (MAX_INT_DIGITS + 1)
 
 
 # ------------------------------------------------------------------ reading: files and text
@@ -190,17 +193,54 @@ def _line_of_lone_surrogate(text: str) -> int | None:
     return None
 
 
+def outside_strings(text: str, *, steps: list | None = None) -> Iterator[tuple[int, str]]:
+    """``(offset, text)`` of each stretch of JSON ``text`` outside its strings, in order, in linear time.
+
+    Escapes are two characters (``\\uXXXX`` holds no quote), so once every backslash pair and every escaped
+    quote is blanked out (same length: offsets hold), the quotes left open and close strings in turn, found by
+    ``str.find`` at C speed. A regular expression for a string would walk an unterminated one from each of its
+    quotes again (quadratic). ``steps`` (a one-item list) adds the characters examined, for the tests.
+    """
+    bare = text.replace("\\\\", "  ").replace('\\"', "  ") if "\\" in text else text
+    pos, n = 0, len(bare)
+    while pos < n:
+        q = bare.find('"', pos)
+        end = n if q < 0 else q
+        if steps is not None:
+            steps[0] += end - pos + 1
+        yield pos, text[pos:end]
+        if q < 0:
+            return
+        close = bare.find('"', q + 1)
+        if steps is not None:
+            steps[0] += (n if close < 0 else close) - q
+        if close < 0:
+            return
+        pos = close + 1
+
+
 def _line_of_depth(text: str) -> int | None:
     depth = 0
-    for m in _JSON_TOKEN.finditer(text):
-        tok = m.group()
-        if tok in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return _line_of(text, m.start())
-        elif tok in "]}":
-            depth -= 1
+    for start, part in outside_strings(text):
+        opens = part.count("[") + part.count("{")
+        if depth + opens <= MAX_DEPTH:  # cannot pass the limit here: count at C speed, walk nothing
+            depth += opens - part.count("]") - part.count("}")
+            continue
+        for i, ch in enumerate(part):
+            if ch in "[{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return _line_of(text, start + i)
+            elif ch in "]}":
+                depth -= 1
     return None
+
+
+def has_long_int(text: str) -> bool:
+    """Whether ``text`` holds a run of more than :data:`MAX_INT_DIGITS` ASCII digits (the only digits of a
+    JSON number), in linear time at C speed: bytes mapped to "0" or " ", then one substring search (CPython's
+    two-way search for a long needle is linear)."""
+    return _may_hold_long_digits(text) and _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_DIGITS_ONLY)
 
 
 def _may_hold_long_digits(text: str) -> bool:
@@ -216,7 +256,7 @@ def loads_json(text: str, *, source: str, line: int | None = None) -> Any:
 
     ``line``: the line ``text`` is (JSON Lines); otherwise lines are counted within ``text``.
     """
-    long_ints = _may_hold_long_digits(text) and _LONG_DIGITS.search(text) is not None
+    long_ints = has_long_int(text)
     try:
         value = json.loads(text, parse_int=_parse_int if long_ints else None)
     except json.JSONDecodeError as exc:

@@ -57,7 +57,7 @@ from ..core.safeio import atomic_write_text, read_json
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Submission", "read_submission", "check_submission",
            "validate_submission", "make_submission", "dumps_submission", "write_submission",
-           "input_protocol_text", "model_label", "content_key", "SUREON_MODES"]
+           "input_protocol_text", "model_label", "content_key", "group_problems", "SUREON_MODES", "TEXT_LIMITS"]
 
 FORMAT = "medhorizon-tasks-submission"
 FORMAT_VERSION = 1
@@ -68,6 +68,13 @@ _PROTOCOL_KEYS = ("fps", "cap", "frames")
 _VERSION_RE = re.compile(r"sha256:[0-9a-f]{16}")
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _SHOW = 5  # ids named in a "missing" / "extra" problem
+#: Most characters of each text field: what a board page shows stays a page (a 4 MiB model name once made every
+#: visitor's board 12 MiB). ``departures`` is per departure; ``output`` per prediction (a reasoning model's 16k
+#: tokens are about 64 KiB; four times that: the answer extractor costs up to ~40 µs a character on text made to be
+#: slow, so this bounds an upload's scoring too).
+TEXT_LIMITS = {"model": 200, "size": 40, "mode": 40, "notes": 2000, "url": 2000, "departures": 200,
+               "output": 1 << 18, "error": 2000}
+MAX_DEPARTURES = 20
 
 
 @dataclass
@@ -129,8 +136,19 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _too_long(where: str, key: str, v, problems: list[str]) -> bool:
+    """Whether text ``v`` is over :data:`TEXT_LIMITS` (then one problem says the limit)."""
+    limit = TEXT_LIMITS[key]
+    if isinstance(v, str) and len(v) > limit:
+        problems.append(f"{where}: at most {limit:,} characters, got {len(v):,}")
+        return True
+    return False
+
+
 def _check_text(meta: dict, key: str, problems: list[str]) -> None:
     v = meta.get(key)
+    if _too_long(f"metadata.{key}", key, v, problems):
+        return
     if not isinstance(v, str) or not v.strip():
         problems.append(f"metadata.{key}: expected non-empty text, got {v!r}")
 
@@ -183,7 +201,9 @@ def _check_metadata(meta: Any, problems: list[str]) -> dict | None:
         if not isinstance(v, str) or not _VERSION_RE.fullmatch(v):
             problems.append(f"metadata.data_version: expected 'sha256:' and 16 hex digits "
                             f"(`medhorizon-tasks leaderboard version`), got {v!r}")
-    if "mode" in meta:
+    if "mode" in meta and _too_long("metadata.mode", "mode", meta["mode"], problems):
+        pass
+    elif "mode" in meta:
         mode = meta["mode"]
         if bench == "sureon" and mode not in SUREON_MODES:
             problems.append(f"metadata.mode: expected one of {', '.join(SUREON_MODES)} for sureon, got {mode!r}")
@@ -191,11 +211,20 @@ def _check_metadata(meta: Any, problems: list[str]) -> dict | None:
             problems.append(f"metadata.mode: expected non-empty text, got {mode!r}")
     if "notes" in meta and not isinstance(meta["notes"], str):
         problems.append(f"metadata.notes: expected text, got {type(meta['notes']).__name__}")
+    elif "notes" in meta:
+        _too_long("metadata.notes", "notes", meta["notes"], problems)
     if "departures" in meta:
         deps = meta["departures"]
-        if not isinstance(deps, list) or not all(isinstance(d, str) and d.strip() for d in deps):
+        if isinstance(deps, list) and len(deps) > MAX_DEPARTURES:
+            problems.append(f"metadata.departures: at most {MAX_DEPARTURES} departures, got {len(deps):,}")
+        elif isinstance(deps, list) and any(_too_long(f"metadata.departures[{i}]", "departures", d, problems)
+                                            for i, d in enumerate(deps)):
+            pass
+        elif not isinstance(deps, list) or not all(isinstance(d, str) and d.strip() for d in deps):
             problems.append(f"metadata.departures: expected a list of non-empty texts, got {deps!r}")
-    if "url" in meta:
+    if "url" in meta and _too_long("metadata.url", "url", meta["url"], problems):
+        pass
+    elif "url" in meta:
         url = meta["url"]
         if not isinstance(url, str) or not re.match(r"https?://\S+$", url):
             problems.append(f"metadata.url: expected an http(s) address, got {url!r}")
@@ -227,9 +256,13 @@ def _mcq_predictions(entries: list, mode: str | None, problems: list[str]) -> tu
             problems.append(f"{where}: output: missing (the model's text, or null)")
         elif e["output"] is not None and not isinstance(e["output"], str):
             problems.append(f"{where}: output: expected text or null, got {type(e['output']).__name__}")
+        else:
+            _too_long(f"{where}: output", "output", e["output"], problems)
         err = e.get("error")
         if err is not None and not isinstance(err, str):
             problems.append(f"{where}: error: expected text or null, got {type(err).__name__}")
+        else:
+            _too_long(f"{where}: error", "error", err, problems)
         seen.append(uid)
         if len(problems) == bad and uid not in out:
             out[uid] = {"raw": e.get("output"), "mode": mode, "error": err or None}
@@ -258,6 +291,8 @@ def _surghi_predictions(entries: list, problems: list[str]) -> tuple[dict, list]
         for key in ("error", "output"):
             if e.get(key) is not None and not isinstance(e[key], str):
                 problems.append(f"{where}: {key}: expected text or null, got {type(e[key]).__name__}")
+            else:
+                _too_long(f"{where}: {key}", key, e.get(key), problems)
         seen.append(row.key)
         if len(problems) == bad and row.key not in out:
             out[row.key] = Prediction(row.phase, row.step, e.get("output"), e.get("error") or None)
@@ -337,8 +372,49 @@ def check_submission(obj: Any, data: BenchmarkData | None = None) -> tuple[Submi
             if data is not None:
                 _check_ids(seen, data, problems)
     if problems or meta is None:
-        return None, problems
+        return None, group_problems(problems)
     return Submission(meta, preds, ""), []
+
+
+# ------------------------------------------------------------------ problems, one line per kind
+
+# "line 7: ...", "predictions[3] (id 12): ...": one item's problem; the same kind for many items is one line
+_LOCATED = re.compile(r"(line \d+|predictions\[\d+\](?: \(id [^)]*\))?): (.*)", re.S)
+# the item's own value inside the message ("field 'uid': '0' is not an item ...") is a locator too
+_ITEM_VALUE = re.compile(r"(field '[^']*': )(.{1,80}?) (is not an item of this benchmark|is predicted more than once"
+                         r"|this lmms-eval sample is not from a medhorizon task)", re.S)
+_GROUP_SHOW = 3
+
+
+def group_problems(problems: list[str]) -> list[str]:
+    """The same problem of many items as one line with its count and the first few items, in the order each
+    kind first appears: 88 lines of ``line N: field 'uid': missing`` become ``field 'uid': missing (88 lines:
+    line 1, line 2, line 3, ...)``. A problem of one item stays as it was."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for p in problems:
+        m = _LOCATED.fullmatch(p)
+        if m is None:
+            groups.setdefault(p, []).append(("", p))
+            continue
+        where, rest = m.groups()
+        v = _ITEM_VALUE.fullmatch(rest)
+        if v is not None:
+            rest, where = v[1] + v[3], f"{where} ({v[2]})"
+        groups.setdefault(rest, []).append((where, p))
+    out: list[str] = []
+    for kind, members in groups.items():
+        if len(members) == 1 or not members[0][0]:
+            out.extend(dict.fromkeys(p for _, p in members))
+            continue
+        shown = ", ".join(w for w, _ in members[:_GROUP_SHOW])
+        unit = "lines" if members[0][0].startswith("line ") else "items"
+        out.append(f"{kind} ({len(members):,} {unit}: {shown}{', ...' if len(members) > _GROUP_SHOW else ''})")
+    return [_short(p) for p in out]
+
+
+def _short(line: str, most: int = 1000) -> str:
+    """A problem line that quotes a huge value (a 4 MiB date...) cut to a readable length, saying so."""
+    return line if len(line) <= most else f"{line[:most]}... (cut: the line is {len(line):,} characters)"
 
 
 def validate_submission(obj_or_path: Any, data: BenchmarkData | None = None, *,
@@ -453,7 +529,7 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
     if data.benchmark == "surghi":
         from ..benchmarks.surghi.scoring import read_predictions as read_surghi
 
-        read = read_surghi(predictions, data.hierarchies)
+        read = _grouped(read_surghi, predictions, data.hierarchies)
         entries = []
         for key in data.ids:
             p = read.get(key)
@@ -474,7 +550,7 @@ def make_submission(data: BenchmarkData, predictions: str | os.PathLike, *, mode
     else:
         from ..core.predictions import read_predictions
 
-        read = read_predictions(predictions, data.ids)
+        read = _grouped(read_predictions, predictions, data.ids)
         entries = []
         for uid in data.ids:
             p = read.get(uid)
@@ -539,6 +615,14 @@ def content_key(sub: Submission) -> str:
         digest.update(b"\n" + json.dumps(item, ensure_ascii=False, separators=(",", ":")).encode("utf-8",
                                                                                               "surrogatepass"))
     return digest.hexdigest()
+
+
+def _grouped(read, *args):
+    """``read(*args)``, its DataError's problems one line per kind (:func:`group_problems`)."""
+    try:
+        return read(*args)
+    except DataError as exc:
+        raise DataError(group_problems(exc.problems), source=exc.source) from None
 
 
 def model_label(metadata: dict) -> str:

@@ -56,7 +56,8 @@ from ..core.file_identity import stat_key
 from ..core.safeio import atomic_write_json, read_json
 
 __all__ = ["Verdict", "run_logged", "last_error", "EXIT_OK", "EXIT_FAILED", "EXIT_REFUSED", "OutputsInUse",
-           "own_outputs", "RunStart", "RUN_LOCK", "RUN_HOLDER", "limit_problem"]
+           "own_outputs", "RunStart", "RUN_LOCK", "RUN_HOLDER", "limit_problem",
+           "tasks_problem"]
 
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 
@@ -120,12 +121,24 @@ def limit_problem(limit, *, option: str = "--limit", all_value: str | None = Non
     if all_value is not None and text == all_value:
         return None
     try:
-        value = float(text)
+        value = int(text)
     except ValueError:
-        return f"{option} {text}: expected a number of items per task"
-    if not value > 0:
+        return f"{option} {text}: expected a whole number of items per task (at least 1)"
+    if value < 1:
         return (f"{option} {text}: expected a positive number of items per task (0 would run every item); "
                 "leave --limit out to run them all")
+    return None
+
+
+def tasks_problem(tasks: str | None, *, option: str = "--tasks") -> str | None:
+    """Why a comma-separated task list is refused before a framework starts: an empty name (``a,,b``, a
+    trailing comma) would reach the framework, which dies on it half a minute later with a traceback."""
+    if tasks is None:
+        return None
+    names = tasks.split(",")
+    if any(not n.strip() for n in names):
+        return (f"{option} {tasks!r}: an empty task name (two commas together, or a comma at an end); give "
+                "task names separated by single commas")
     return None
 
 

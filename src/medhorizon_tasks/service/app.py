@@ -28,7 +28,8 @@ is one :class:`~.context.Service` handed to each by a dependency.
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
+from sqlalchemy import exc as sa_exc
 
 from . import pages
 from .context import DEFAULT_MAX_UPLOAD_MB, Answer, Service, ServiceConfig
@@ -54,6 +55,20 @@ def create_app(cfg: ServiceConfig) -> FastAPI:
         return exc.response
 
     add_error_pages(app)
+
+    @app.exception_handler(sa_exc.OperationalError)
+    @app.exception_handler(sa_exc.InterfaceError)
+    async def store_away(request: Request, exc: Exception):
+        # the database stopped or is unreachable: each request tries it again (PostgreSQL's pool pings first),
+        # so the service recovers by itself when it is back
+        line = ("the board's database is unreachable at the moment; nothing was kept or changed: try again in a "
+                "minute")
+        headers = {"Retry-After": "30"}
+        if request.url.path.startswith("/api/") or request.url.path == "/healthz":
+            return JSONResponse({"ok": False, "error": line}, status_code=503, headers=headers)
+        return HTMLResponse(pages.message_page("Unavailable", line), status_code=503, headers=headers)
+
+    app.router.on_shutdown.append(svc.intake.close)
     for router in ROUTERS:
         app.include_router(router)
     return Guard(app, int(cfg.max_upload_mb * 2 ** 20), pages.CSP)

@@ -21,6 +21,7 @@ from .intake import Intake, Refused
 from .maintainer_pages import Sessions
 from .security import Csrf, MaintainerToken, RateLimit
 from .store import DeletedBefore, Store, StoredSubmission
+from .workers import DEFAULT_INTAKE_WORKERS, IntakeWorkers
 
 __all__ = ["ServiceConfig", "Service", "Answer", "service", "maintainer", "refused", "DEFAULT_MAX_UPLOAD_MB"]
 
@@ -42,6 +43,7 @@ class ServiceConfig:
     seed: int = DEFAULT_SEED
     alpha: float = DEFAULT_ALPHA
     off_protocol: str = "mark"   # a run off the standard protocol: "mark" (ranked apart) or "refuse"
+    intake_workers: int = DEFAULT_INTAKE_WORKERS   # processes reading uploads (0: a thread of this process)
 
 
 class Answer(Exception):
@@ -74,6 +76,7 @@ class Service:
         self.csrf = Csrf()
         self.sessions = Sessions()  # the maintainers' HTML view's logins
         self.limiter = RateLimit(*cfg.rate)
+        self.intake = IntakeWorkers(self.datas, cfg.intake_workers)
         self.held = {b: self.datas[b].version for b in BENCHMARKS if b in self.datas}
 
     def is_maintainer(self, request: Request) -> bool:
@@ -155,6 +158,9 @@ def maintainer(request: Request) -> Service:
     """The dependency of maintainers' routes: the service, once the request carries the maintainer's token
     (else 403 when maintainer actions are off, 401 without a token, 403 with a wrong one)."""
     svc = service(request)
+    unreadable = svc.cfg.maintainer.problem()
+    if unreadable:
+        raise Answer(JSONResponse({"error": unreadable}, status_code=503))
     if not svc.cfg.maintainer.configured:
         raise Answer(JSONResponse({"error": "maintainer actions are off: the server was started without a "
                                             "maintainer token"}, status_code=403))

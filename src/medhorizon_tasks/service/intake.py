@@ -3,12 +3,19 @@
 The same checks as ``leaderboard validate`` (:func:`~..leaderboard.submission.check_submission`), after three
 that protect the server from what a hostile upload can be:
 
-* text that is not UTF-8 is refused;
+* text that is not UTF-8 is refused; a leading byte-order mark is dropped, as every reader of the package
+  drops it (:func:`~..core.safeio.read_text`), so ``leaderboard validate``, the API and the form read one file
+  alike;
 * JSON is parsed by :func:`~..core.safeio.loads_json` (no nesting beyond ``MAX_DEPTH``, no integer of more
   digits than a float holds);
 * before parsing, the number of JSON values is bounded by what a submission of the benchmarks the server holds
   can need (:func:`structure_limit`): a file of millions of tiny values, which would take many times its size
   in memory once parsed, is refused before it is parsed.
+
+Every step is linear in the upload's size (:func:`count_values` finds strings with ``str.find``, never a
+regular expression that walks an unterminated string again from each of its quotes), and the service runs
+them in worker processes (:mod:`.workers`), so that no upload holds the interpreter lock of the process that
+answers the other requests.
 
 An uploaded samples or predictions file is made into a submission by
 :func:`~..leaderboard.submission.make_submission` (what ``leaderboard make`` does), from a temporary file whose
@@ -27,16 +34,18 @@ from typing import Any
 
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS, BenchmarkData
 from ..core.errors import DataError
-from ..core.safeio import loads_json
-from ..leaderboard.submission import Submission, check_submission, dumps_submission, make_submission
+from ..core.safeio import loads_json, outside_strings
+from ..leaderboard.submission import Submission, check_submission, dumps_submission, group_problems, make_submission
+from ..leaderboard.upload_kind import guess_upload
 
-__all__ = ["Intake", "Refused", "structure_limit", "read_submission_upload", "make_from_samples", "FORM_FIELDS"]
+__all__ = ["Intake", "Refused", "structure_limit", "count_values", "without_bom", "read_submission_upload",
+           "make_from_samples", "FORM_FIELDS"]
 
 # A submission needs at most this many JSON values (objects, arrays, and the values in them) per item of
 # the data: a MedHorizon/Sureon prediction is an object of 2-3 fields, a SurgHiBench one 5-7; with metadata.
 _VALUES_PER_ITEM = 12
 _VALUES_SLACK = 10_000
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_BOM = b"\xef\xbb\xbf"
 
 FORM_FIELDS = ("benchmark", "model", "size", "fps", "cap", "frames", "date", "mode", "notes", "url")
 
@@ -45,9 +54,13 @@ class Refused(Exception):
     """A refused submission: ``problems``, one line each, as ``leaderboard validate`` lists them."""
 
     def __init__(self, problems: list[str] | str, status: int = 422):
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.problems = [p if len(p) <= 1000 else f"{p[:1000]}... (cut: the line is {len(p):,} characters)"
+                         for p in ([problems] if isinstance(problems, str) else problems)]
         self.status = status
         super().__init__("; ".join(self.problems))
+
+    def __reduce__(self):  # back from a worker process whole, not as one joined line
+        return Refused, (self.problems, self.status)
 
 
 @dataclass
@@ -70,27 +83,53 @@ def structure_limit(datas: Mapping[str, BenchmarkData]) -> int:
     return _VALUES_PER_ITEM * max((len(d.ids) for d in datas.values()), default=0) + _VALUES_SLACK
 
 
-def _count_values(body: bytes) -> int:
-    """About how many JSON values ``body`` holds: separators and openings outside strings (at C speed)."""
-    bare = _STRING.sub(b'""', body)
-    return bare.count(b",") + bare.count(b"[") + bare.count(b"{") + 1
+def count_values(text: str, stop_after: int | None = None, *, steps: list | None = None) -> int:
+    """About how many JSON values ``text`` holds: separators and openings outside strings, plus one; stops
+    counting once past ``stop_after``. Linear: the stretches outside strings are found by
+    :func:`~..core.safeio.outside_strings`, counted at C speed; a valid file has at most two strings (a key
+    and its value) per value, so more strings than that also stop the count. ``steps``: characters examined
+    (a one-item list, for the tests)."""
+    n, strings = 1, 0
+    for _, part in outside_strings(text, steps=steps):
+        n += part.count(",") + part.count("[") + part.count("{")
+        strings += 1
+        if stop_after is not None and (n > stop_after or strings > 2 * stop_after + 2):
+            return max(n, stop_after + 1)
+    return n
 
 
-def _refuse_oversized_shape(body: bytes, datas: Mapping[str, BenchmarkData], what: str) -> None:
+def _refuse_oversized_shape(text: str, datas: Mapping[str, BenchmarkData], what: str) -> None:
     """Refused (413) before parsing: more JSON values than a submission to this server can need."""
     limit = structure_limit(datas)
-    if _count_values(body) > limit:
+    if count_values(text, limit) > limit:
         raise Refused(f"{what}: more JSON values than any submission to this server can hold (at most {limit:,}): "
                       "refused before reading it", status=413)
+
+
+def _private_paths_out(problems: list[str], datas: Mapping[str, BenchmarkData]) -> list[str]:
+    """The problems with the server's own paths (its data files, which messages for a local user name) replaced
+    by what they are: no reply names a path of the server."""
+    out = []
+    for p in problems:
+        for b, d in datas.items():
+            if d.source:
+                p = p.replace(d.source, f"the server's {BENCHMARK_NAMES[b]} data")
+        out.append(p)
+    return out
 
 
 def held_versions(datas: Mapping[str, BenchmarkData]) -> str:
     return "; ".join(f"{BENCHMARK_NAMES[b]} ({b}) data {datas[b].version}" for b in BENCHMARKS if b in datas)
 
 
+def without_bom(body: bytes) -> bytes:
+    """``body`` without a leading UTF-8 byte-order mark (an editor's, never part of the JSON)."""
+    return body[len(_BOM):] if body.startswith(_BOM) else body
+
+
 def _text(body: bytes, what: str) -> str:
     try:
-        return body.decode("utf-8")
+        return without_bom(body).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Refused(f"{what}: not UTF-8 text (byte {exc.start}): a submission is a UTF-8 JSON file") from None
 
@@ -112,29 +151,44 @@ def _refuse_foreign(obj: Any, datas: Mapping[str, BenchmarkData]) -> BenchmarkDa
 def read_submission_upload(body: bytes, datas: Mapping[str, BenchmarkData], *,
                            what: str = "submission") -> Intake:
     """A submission JSON as ``leaderboard make`` writes it, checked as ``leaderboard validate`` checks it."""
-    if not body.strip():
+    if not without_bom(body).strip():
         raise Refused(f"{what}: empty")
-    _refuse_oversized_shape(body, datas, what)
+    text = _text(body, what)
+    _refuse_oversized_shape(text, datas, what)
     try:
-        obj = loads_json(_text(body, what), source=what)
+        obj = loads_json(text, source=what)
     except DataError as exc:
-        raise Refused(exc.problems) from None
-    return _checked(obj, datas, body, "submission")
+        raise Refused(exc.problems + _guess(text, None, datas)) from None
+    return _checked(obj, datas, body, "submission", text=text)
 
 
-def _checked(obj: Any, datas: Mapping[str, BenchmarkData], body: bytes, kind: str) -> Intake:
-    data = _refuse_foreign(obj, datas)
+def _guess(text: str, chosen: str | None, datas: Mapping[str, BenchmarkData], value=None) -> list[str]:
+    """One line saying what the upload looks like and what to upload instead, when that can be told."""
+    hint = guess_upload(text, chosen, datas, value)
+    return [hint] if hint else []
+
+
+def _checked(obj: Any, datas: Mapping[str, BenchmarkData], body: bytes, kind: str, *,
+             text: str | None = None) -> Intake:
+    try:
+        data = _refuse_foreign(obj, datas)
+    except Refused as exc:
+        if text is not None and exc.status == 422:
+            exc.problems += _guess(text, None, datas, obj)
+        raise
     sub, problems = check_submission(obj, data)
     if problems:
         if any(p.startswith("metadata.data_version") for p in problems):
             problems.append(f"this server holds {held_versions(datas)}")
-        raise Refused(problems)
+        if text is not None:
+            problems += _guess(text, data.benchmark, datas, obj)
+        raise Refused(_private_paths_out(problems, datas))
     return Intake(obj, data, body, kind, sub)
 
 
 def looks_like_submission(body: bytes) -> bool:
     """Whether an upload is a submission JSON (an object with ``"format"``) rather than samples / predictions."""
-    head = body.lstrip()[:4096]
+    head = without_bom(body).lstrip()[:4096]
     return head.startswith(b"{") and b'"format"' in head and b"medhorizon-tasks-submission" in head
 
 
@@ -157,9 +211,10 @@ def _run_config(config: bytes, filename: str | None, datas) -> tuple[str, dict]:
     uploaded lmms-eval results file: what :func:`~..core.log_samples.run_description` reads. The task is the
     one the results name, or, when they name several, the one in the samples file's name
     (``<stamp>_samples_<task>.jsonl``, as lmms-eval names it)."""
-    _refuse_oversized_shape(config, datas, "config")
+    text = _text(config, "config")
+    _refuse_oversized_shape(text, datas, "config")
     try:
-        obj = loads_json(_text(config, "config"), source="config")
+        obj = loads_json(text, source="config")
     except DataError as exc:
         raise Refused(exc.problems) from None
     configs = obj.get("configs") if isinstance(obj, dict) else None
@@ -205,8 +260,8 @@ def make_from_samples(body: bytes, form: Mapping[str, str], datas: Mapping[str, 
     missing = [k for k in ("model", "size") if not (form.get(k) or "").strip()]
     if missing:
         raise Refused([f"{k}: required with a samples or predictions file" for k in missing])
-    _refuse_oversized_shape(body, datas, "file")
-    _text(body, "file")
+    text = _text(body, "file")
+    _refuse_oversized_shape(text, datas, "file")
     data = datas[bench]
     # a fixed name in a private folder: the submitter's file name only chooses between two endings
     suffix = ".csv" if bench == "surghi" and (filename or "").lower().endswith(".csv") else ".jsonl"
@@ -216,7 +271,7 @@ def make_from_samples(body: bytes, form: Mapping[str, str], datas: Mapping[str, 
         if run is not None:  # the names lmms-eval gives a run's files, so the run's description is read as theirs
             path = Path(tmp) / f"upload_samples_{run[0]}.jsonl"
             (Path(tmp) / "upload_results.json").write_text(json.dumps(run[1]), encoding="utf-8")
-        path.write_bytes(body)
+        path.write_bytes(without_bom(body))
         try:
             sub = make_submission(data, path, model=form["model"].strip(), size=form["size"].strip(),
                                   fps=_number(form, "fps", float), cap=_number(form, "cap", int),
@@ -225,8 +280,10 @@ def make_from_samples(body: bytes, form: Mapping[str, str], datas: Mapping[str, 
                                   notes=(form.get("notes") or "").strip() or None,
                                   url=(form.get("url") or "").strip() or None)
         except DataError as exc:
-            # the temporary file's name means nothing to the submitter
-            raise Refused([p.replace(str(path), "the uploaded file") for p in exc.problems]) from None
+            # the temporary file's name means nothing to the submitter (and is the server's own)
+            problems = group_problems([p.replace(str(path), "the uploaded file").replace(tmp, "")
+                                       for p in exc.problems])
+            raise Refused(problems + _guess(text, bench, datas)) from None
     _refuse_unknown_protocol(sub, run is not None)
     text = dumps_submission(sub)
     return _checked(json.loads(text), datas, text.encode("utf-8"), "samples")

@@ -16,7 +16,7 @@ from html import escape
 from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS
 from ..leaderboard.build import Board, Entry
 from ..leaderboard.html import PAGE_CSS, SORT_JS
-from ..leaderboard.submission import SUREON_MODES, input_protocol_text
+from ..leaderboard.submission import SUREON_MODES, TEXT_LIMITS, input_protocol_text
 from ..leaderboard.tables import fmt_p, link_url, pct
 from .store import StoredSubmission
 
@@ -76,8 +76,13 @@ def page(title: str, body: str, *, script: bool = False) -> str:
 
 
 def _field(name: str, label: str, hint: str = "", value: str = "") -> str:
+    limit = TEXT_LIMITS.get(name)  # the length validation takes, said here and kept by the browser
+    if limit:
+        hint = f"{hint}; at most {limit:,} characters" if hint else f"at most {limit:,} characters"
+        value = value[:limit]
+    size = f' maxlength="{limit}"' if limit else ""
     return (f'<label for="{name}">{escape(label)} <span class="hint">{escape(hint)}</span></label>'
-            f'<input type="text" id="{name}" name="{name}" value="{escape(value, quote=True)}">')
+            f'<input type="text" id="{name}" name="{name}" value="{escape(value[:2000], quote=True)}"{size}>')
 
 
 def submit_page(held: dict[str, str], csrf_token: str, *, require_token: bool, max_mb: float,

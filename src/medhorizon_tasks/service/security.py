@@ -135,10 +135,27 @@ class MaintainerToken:
         stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
         with self._lock:
             if stamp != self._stamp:
-                token = self.path.read_text(encoding="utf-8").strip() or None
+                try:
+                    token = self.path.read_text(encoding="utf-8").strip() or None
+                except UnicodeDecodeError as exc:
+                    raise MedHorizonError(f"--maintainer-token-file {self.path}: not UTF-8 text (byte {exc.start}); "
+                                          "write the token as plain text") from None
+                except OSError as exc:
+                    raise MedHorizonError(f"--maintainer-token-file {self.path}: cannot read it "
+                                          f"({exc.strerror or exc})") from None
                 self._check(token)
                 self._token, self._stamp = token, stamp
             return self._token
+
+    def problem(self) -> str | None:
+        """Why the token cannot be read now (the file was made unreadable after the start), for a reply: it
+        names no path of the server; None when it reads."""
+        try:
+            self.current()
+        except MedHorizonError:
+            return ("maintainer actions are unavailable: the server cannot read its maintainer token file; tell "
+                    "the server's operator (its log says why)")
+        return None
 
     def matches(self, presented: str | None) -> bool:
         """Whether ``presented`` is the maintainer's token (constant time in the token's content)."""

@@ -96,6 +96,10 @@ _submitters = sa.Table(
     sa.Column("created_at", sa.String(32), nullable=False),
 )
 
+#: Ids past this are no row of the store, on either database (PostgreSQL's INTEGER is 32 bits; SQLite's 64):
+#: asked for, they are "not found", never handed to the database to overflow.
+MAX_ID = 2 ** 31 - 1
+
 STATES = ("public", "hidden")
 ACTIONS = {"hide": "hidden", "restore": "public", "delete": None}
 MARKS = ("verify", "unverify")  # actions that leave the state as it is: they set or clear the verified mark
@@ -171,6 +175,14 @@ def _is_full(exc: BaseException) -> bool:
     return getattr(orig, "sqlstate", None) in ("53100",)  # PostgreSQL: disk_full
 
 
+def _first_line(exc: sa_exc.DBAPIError) -> str:
+    return (str(exc.orig).strip().splitlines() or [type(exc.orig).__name__])[0]
+
+
+def _id_in_range(sub_id: int) -> bool:
+    return isinstance(sub_id, int) and 1 <= sub_id <= MAX_ID
+
+
 _COLUMNS = [c.name for c in _subs.c if c.name not in ("received", "submission")]
 
 
@@ -188,8 +200,13 @@ class Store:
         if self.dialect == "sqlite":
             if not u.database or u.database == ":memory:":
                 raise StoreError(f"--db {url!r}: give the database file, sqlite:///PATH")
-            Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-            self.engine = sa.create_engine(u.set(database=str(Path(u.database).expanduser())),
+            uri = u.database.startswith("file:")  # sqlite:///file:PATH?mode=ro&uri=true: SQLite's own URI
+            try:
+                if not uri:
+                    Path(u.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"--db {url!r}: cannot make the store's folder ({exc.strerror or exc})") from None
+            self.engine = sa.create_engine(u if uri else u.set(database=str(Path(u.database).expanduser())),
                                            connect_args={"timeout": 30, "check_same_thread": False})
             sa.event.listen(self.engine, "connect", lambda con, _rec: self._sqlite_setup(con, max_mb))
         elif self.dialect == "postgresql":
@@ -222,8 +239,14 @@ class Store:
                     stored = int(row[0])
         except sa_exc.IntegrityError:  # another process created it at the same moment
             return self._open()
-        except sa_exc.OperationalError as exc:
-            raise StoreError(f"--db {self.safe_url}: cannot open the store: {exc.orig}") from None
+        except sa_exc.DBAPIError as exc:
+            raise StoreError(f"--db {self.safe_url}: cannot open the store: {_first_line(exc)}") from None
+        try:  # a store that reads but cannot be written (a read-only disk or user) would fail every submission
+            with self.engine.begin() as con:
+                con.execute(_meta.update().where(_meta.c.key == "schema_version").values(value=_meta.c.value))
+        except sa_exc.DBAPIError as exc:
+            raise StoreError(f"--db {self.safe_url}: the store cannot be written ({_first_line(exc)}): give a "
+                             "store on a writable disk, with a database user that may write") from None
         if stored > SCHEMA_VERSION:
             raise NewerSchema(f"--db {self.safe_url}: the store was written by a newer medhorizon-tasks (schema "
                               f"version {stored}; this version reads up to {SCHEMA_VERSION}): upgrade "
@@ -294,6 +317,8 @@ class Store:
         return self._rows(None if include_hidden else _subs.c.state == "public")
 
     def get(self, sub_id: int) -> StoredSubmission | None:
+        if not _id_in_range(sub_id):
+            return None
         rows = self._rows(_subs.c.id == sub_id)
         return rows[0] if rows else None
 
@@ -318,6 +343,8 @@ class Store:
 
     def submission_bytes(self, sub_id: int) -> bytes:
         """The scored submission JSON of ``sub_id`` (the bytes as received for a submission upload)."""
+        if not _id_in_range(sub_id):
+            raise KeyError(sub_id)
         with self.engine.connect() as con:
             row = con.execute(sa.select(_subs.c.submission, _subs.c.received).where(_subs.c.id == sub_id)).first()
         if row is None:
@@ -325,6 +352,8 @@ class Store:
         return bytes(row[0] if row[0] is not None else row[1])
 
     def received_bytes(self, sub_id: int) -> bytes:
+        if not _id_in_range(sub_id):
+            raise KeyError(sub_id)
         with self.engine.connect() as con:
             row = con.execute(sa.select(_subs.c.received).where(_subs.c.id == sub_id)).first()
         if row is None:
@@ -338,6 +367,8 @@ class Store:
         transaction)."""
         if action not in ACTIONS and action not in MARKS:
             raise ValueError(f"unknown action {action!r}")
+        if not _id_in_range(sub_id):
+            raise KeyError(sub_id)
         with self.engine.begin() as con:
             row = con.execute(sa.select(_subs.c.sha256, _subs.c.model, _subs.c.content_key)
                               .where(_subs.c.id == sub_id).with_for_update()).first()

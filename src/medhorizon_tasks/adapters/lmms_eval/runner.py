@@ -39,6 +39,7 @@ from ...runs.launch import (
     limit_problem,
     own_outputs,
     run_logged,
+    tasks_problem,
 )
 from .ours import task_path
 
@@ -314,7 +315,7 @@ def refused_before_start(args: argparse.Namespace) -> str | None:
     would not find, a model arg this package's model does not take), or None."""
     from .request_check import request_problem
 
-    return (limit_problem(args.limit, all_value="-1")
+    return (limit_problem(args.limit, all_value="-1") or tasks_problem(args.tasks)
             or request_problem(args.model, args.model_args, args.tasks,
                                [args.include_path] if args.include_path else []))
 

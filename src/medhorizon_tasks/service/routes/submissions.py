@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from .. import pages
 from ..boards import entry_href, entry_json
 from ..context import Service, bearer, refused, service
-from ..intake import FORM_FIELDS, Refused, looks_like_submission, make_from_samples, read_submission_upload
+from ..intake import FORM_FIELDS, Refused
 from ..security import Csrf, TooLarge
 from ..store import StoreFull
 
@@ -34,14 +34,6 @@ async def _config_of(form) -> bytes | None:
     if config is None or isinstance(config, str):
         return None
     return await config.read() or None
-
-
-def _intake(svc: Service, body: bytes, fields: dict, filename: str | None, config: bytes | None):
-    """A submission JSON as it is; a samples / predictions file made into one with the fields (and the run's
-    results file, which says its protocol)."""
-    if looks_like_submission(body):
-        return read_submission_upload(body, svc.datas, what="file")
-    return make_from_samples(body, fields, svc.datas, filename=filename, config=config)
 
 
 @router.get("/submit", response_class=HTMLResponse)
@@ -78,12 +70,9 @@ async def submit_post(request: Request, svc: Service = Depends(service)):
     body = await upload.read()
     filename = (upload.filename or "")[:200] or None
     config = await _config_of(form)
-
-    def work():
-        return svc.keep(_intake(svc, body, fields, filename, config), filename=filename, who=who, received=body)
-
     try:
-        row, new = await run_in_threadpool(work)
+        intake = await svc.intake.read(body, form=fields, filename=filename, what="file", config=config)
+        row, new = await run_in_threadpool(svc.keep, intake, filename=filename, who=who, received=body)
     except Refused as exc:
         return again(exc.problems, exc.status)
     except StoreFull as exc:
@@ -102,12 +91,11 @@ async def submit_api(request: Request, svc: Service = Depends(service)):
     body = await request.body()
     filename = (request.headers.get("x-filename") or "")[:200] or None
 
-    def work():
-        intake = read_submission_upload(body, svc.datas)
+    def work(intake):
         row, new = svc.keep(intake, filename=filename, who=who, received=body)
         return row, new, (entry_json(row, *svc.placed(row)) if new else None)
 
-    return await _answer(work)
+    return await _answer(svc.intake.read(body), work)
 
 
 @router.post("/api/runs")
@@ -135,12 +123,11 @@ async def submit_run(request: Request, svc: Service = Depends(service)):
     filename = (upload.filename or "")[:200] or None
     config = await _config_of(form)
 
-    def work():
-        row, new = svc.keep(_intake(svc, body, fields, filename, config), filename=filename, who=who,
-                            received=body)
+    def work(intake):
+        row, new = svc.keep(intake, filename=filename, who=who, received=body)
         return row, new, entry_json(row, *svc.placed(row))
 
-    return await _answer(work)
+    return await _answer(svc.intake.read(body, form=fields, filename=filename, what="file", config=config), work)
 
 
 def _duplicate(row) -> JSONResponse:
@@ -150,9 +137,10 @@ def _duplicate(row) -> JSONResponse:
                                     "was kept"}, status_code=200)
 
 
-async def _answer(work) -> JSONResponse:
+async def _answer(reading, work) -> JSONResponse:
+    """The API's reply to an upload: ``reading`` (the intake workers' reading of it) then ``work`` (keep it)."""
     try:
-        row, new, view = await run_in_threadpool(work)
+        row, new, view = await run_in_threadpool(work, await reading)
     except Refused as exc:
         return refused(exc.problems, exc.status)
     except StoreFull as exc:
