@@ -45,6 +45,7 @@ import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
+from operator import itemgetter
 
 from .errors import DataError
 
@@ -145,6 +146,13 @@ def _show(uids: Iterable[str], limit: int = 5) -> str:
 
 def _check_same_uids(a: Mapping, b: Mapping, name_a: str = "a", name_b: str = "b") -> list:
     """The shared uids in a fixed order; DataError (a ValueError) naming up to 5 uids per side."""
+    _require_same_uids(a, b, name_a, name_b)
+    return sorted(a.keys(), key=str)
+
+
+def _require_same_uids(a: Mapping, b: Mapping, name_a: str, name_b: str) -> None:
+    if a.keys() == b.keys():
+        return
     only_a = a.keys() - b.keys()
     only_b = b.keys() - a.keys()
     if only_a or only_b:
@@ -155,7 +163,6 @@ def _check_same_uids(a: Mapping, b: Mapping, name_a: str = "a", name_b: str = "b
             problems.append(f"{len(only_b)} uid(s) only in {name_b}: {_show(only_b)}")
         raise DataError(problems, source=f"paired comparison of {name_a} and {name_b} "
                                          "needs the same items")
-    return sorted(a.keys(), key=str)
 
 
 def _correctness_matrix(runs: Sequence[Mapping], labels: Sequence[str]) -> tuple[np.ndarray, list]:
@@ -166,10 +173,11 @@ def _correctness_matrix(runs: Sequence[Mapping], labels: Sequence[str]) -> tuple
 
     uids = sorted(runs[0].keys(), key=str) if runs else []
     x = np.zeros((len(runs), len(uids)), dtype=bool)
+    values = itemgetter(*uids) if len(uids) > 1 else lambda run: [run[u] for u in uids]
     for k, (run, label) in enumerate(zip(runs, labels)):
         if k:
-            _check_same_uids(runs[0], run, labels[0], label)
-        row = np.array([run[u] for u in uids])
+            _require_same_uids(runs[0], run, labels[0], label)
+        row = np.array(values(run))
         if row.dtype != bool:  # None, scores, strings...: each value checked, the first bad one named
             row = np.array([_as_bool(run[u], f"{label}: item {u}") for u in uids], dtype=bool)
         x[k] = row
