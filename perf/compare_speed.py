@@ -172,9 +172,10 @@ def bench_cli(data: Path, preds: list[Path], folder: Path, reps: int, out=print)
         out("  " + line)
     if have_old:
         ours, before = rows[1], rows[2]
-        out("  before / ours (wrapper, wall): cold compare "
-            f"{float(before[2]) / float(ours[2]):.1f}x, {len(preds)} score + warm compare "
-            f"{float(before[6]) / float(ours[6]):.1f}x")
+        ratio = lambda i: float(before[i]) / float(ours[i])  # noqa: E731
+        out(f"  before / ours (wrapper): cold compare {ratio(2):.1f}x wall, {ratio(3):.1f}x cpu; warm compare "
+            f"{ratio(4):.1f}x wall, {ratio(5):.1f}x cpu; {len(preds)} score + warm compare {ratio(6):.1f}x wall, "
+            f"{ratio(7):.1f}x cpu")
     cli = rows[0]
     out(f"  targets: cold compare < {COLD_TARGET_S:g} s: wall {cli[2]} s, cpu {cli[3]} s "
         f"({'met' if float(cli[2]) < COLD_TARGET_S else 'NOT met'} in wall time); "
