@@ -52,6 +52,9 @@ def test_scoring_speed_prints_every_extractor_and_where_the_time_goes():
 def test_compare_speed_times_the_paired_intervals_beside_the_old_path_with_the_same_numbers():
     out = _script("compare_speed.py", "--quick")
     assert re.search(r"^  ours: paired_differences, all pairs at once +[\d.]+ +[\d.]+ +1\.00$", out, re.M), out
+    assert re.search(r"^machine load \(1-minute average\) at the start: \d+\.\d\d on \d+ cores$", out, re.M), out
+    assert re.search(r"^McNemar of 999 entries against the leader \(1,253 items\), CPU seconds: ours \(mcnemar_tests\) "
+                     r"[\d.]+", out, re.M), out
     # the old path (scipy.stats.bootstrap per pair, from git) timed in the same run, with the same intervals;
     # a checkout without that commit (a shallow clone) says so instead
     if subprocess.run(["git", "cat-file", "-e", "961713b^{commit}"], cwd=ROOT, capture_output=True).returncode:
@@ -60,7 +63,9 @@ def test_compare_speed_times_the_paired_intervals_beside_the_old_path_with_the_s
     assert re.search(r"^  before \(961713b\): scipy\.stats\.bootstrap per pair \(5 pairs timed\) +[\d.]+ +[\d.]+ "
                      r"+[\d.]+$", out, re.M), out
     assert "  same interval and difference as before: 5 of 5 pairs" in out
-    assert re.search(r"^machine load \(1-minute average\) at the start: \d+\.\d\d on \d+ cores$", out, re.M), out
+    # the board's p-values: the old ones were statsmodels' to 1e-12, not bit for bit
+    assert re.search(r", before \(961713b, one pair at a time\) [\d.]+ \([\d.]+x\); largest relative difference of p "
+                     r"\d\.\de-1[2-9]$", out, re.M), out
 
 
 def test_zeroshot_speed_counts_one_decode_and_one_encode_per_distinct_frame():
