@@ -460,6 +460,31 @@ def test_build_medhorizon_ranks_cis_and_tests(tmp_path, data):
     assert float(rows[2]["ci95_wilson_low"]) < 0.5 < float(rows[2]["ci95_wilson_high"])
 
 
+def test_build_tests_every_entry_against_the_leader_as_statsmodels_does(data):
+    """Issue 46: the board's McNemar p of each entry against the leader (all entries at once) is statsmodels'
+    ``mcnemar`` bit for bit, in the exact branch (the leader right where "Close" is wrong on 11 items and wrong
+    where it is right on 4: statsmodels' tail ends in ...24999, the exactly summed one in ...25) and the
+    chi-square branch."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    d = data["medhorizon"]
+    leader = lambda i: i < 45  # noqa: E731
+    entries = {"Leader": leader, "Close": lambda i: 11 <= i < 49, "Far": lambda i: i % 5 == 0 or i >= 45,
+               "Random-ish": random_ish(2, 0.5)}
+    (board,) = B.build_leaderboard([mcq_submission(d, m, right) for m, right in entries.items()],
+                                   {"medhorizon": d}, n_resamples=NR)
+    assert board.entries[0].metadata["model"] == "Leader"
+    for e in board.entries[1:]:
+        right = entries[e.metadata["model"]]
+        table = [[sum(leader(i) and right(i) for i in range(52)), sum(leader(i) and not right(i) for i in range(52))],
+                 [sum(right(i) and not leader(i) for i in range(52)),
+                  sum(not leader(i) and not right(i) for i in range(52))]]
+        ref = mcnemar(table, exact=table[0][1] + table[1][0] < 25, correction=True)
+        assert e.p_value == ref.pvalue, e.metadata["model"]
+    close = next(e for e in board.entries if e.metadata["model"] == "Close")
+    assert close.p_value == 0.11846923828124999
+
+
 def test_build_sureon_mu_excludes_sm_and_ties_share_a_rank(data):
     d = data["sureon"]
     subs = [mcq_submission(d, "Perfect", lambda i: True),

@@ -49,6 +49,25 @@ def test_scoring_speed_prints_every_extractor_and_where_the_time_goes():
         assert re.search(rf"^  medhorizon-tasks {re.escape(argv)} +[\d.]+$", out, re.M), argv
 
 
+def test_compare_speed_times_the_paired_intervals_beside_the_old_path_with_the_same_numbers():
+    out = _script("compare_speed.py", "--quick")
+    assert re.search(r"^  ours: paired_differences, all pairs at once +[\d.]+ +[\d.]+ +1\.00$", out, re.M), out
+    assert re.search(r"^machine load \(1-minute average\) at the start: \d+\.\d\d on \d+ cores$", out, re.M), out
+    assert re.search(r"^McNemar of 999 entries against the leader \(1,253 items\), CPU seconds: ours \(mcnemar_tests\) "
+                     r"[\d.]+", out, re.M), out
+    # the old path (scipy.stats.bootstrap per pair, from git) timed in the same run, with the same intervals;
+    # a checkout without that commit (a shallow clone) says so instead
+    if subprocess.run(["git", "cat-file", "-e", "961713b^{commit}"], cwd=ROOT, capture_output=True).returncode:
+        assert "NOTE: the old statistics (961713b) are not in this checkout: left out" in out
+        return
+    assert re.search(r"^  before \(961713b\): scipy\.stats\.bootstrap per pair \(5 pairs timed\) +[\d.]+ +[\d.]+ "
+                     r"+[\d.]+$", out, re.M), out
+    assert "  same interval and difference as before: 5 of 5 pairs" in out
+    # the board's p-values: the old ones were statsmodels' to 1e-12, not bit for bit
+    assert re.search(r", before \(961713b, one pair at a time\) [\d.]+ \([\d.]+x\); largest relative difference of p "
+                     r"\d\.\de-1[2-9]$", out, re.M), out
+
+
 def test_zeroshot_speed_counts_one_decode_and_one_encode_per_distinct_frame():
     out = _script("zeroshot_speed.py", "--repeat", "1")
     assert re.search(r"^  ours \(surghi zeroshot\) +1\.00 +1\.00 +[\d.]+ +1\.00$", out, re.M), out
@@ -117,48 +136,28 @@ def test_starting_a_command_imports_no_heavy_library(argv):
 def test_scoring_plain_predictions_imports_no_numpy(tmp_path):
     """A whole ``score`` of a release and a predictions file (what scoring_speed.py times 25 times) runs without
     numpy (0.1 s of each command's start here: the oracle's frame planner brought it), nor any library of HEAVY;
-    ``compare`` (McNemar, Holm) without any of HEAVY."""
+    ``compare`` (McNemar, Holm, paired intervals) with numpy and scipy.special (McNemar's chi-square tail as
+    statsmodels computes it) but without scipy.stats (0.5 s more) or any other of HEAVY, when, as between real
+    models' runs, every pair differs on 25 items or more (fewer: scipy.stats' exact binomial tail)."""
     release = tmp_path / "release.jsonl"
     qa = [{"uid": k, "question": f"q{k}", "options": ["Preparation", "Dissection", "Clipping", "Closure"],
-           "answer": "ABCD"[k % 4], "task_id": "PR"} for k in range(8)]
+           "answer": "ABCD"[k % 4], "task_id": "PR"} for k in range(40)]
     release.write_text(json.dumps({"key": "v0", "dataset": "AutoLaparo", "video_path": "a/v0.mp4", "num_frames": 600,
                                    "fps": 1.0, "duration_seconds": 600.0, "qa": qa}) + "\n")
-    preds = tmp_path / "run.jsonl"
+    preds, right = tmp_path / "run.jsonl", tmp_path / "right.jsonl"
     preds.write_text("".join(json.dumps({"uid": k, "prediction": f"The answer is {'ABCD'[k % 3]}."}) + "\n"
-                             for k in range(8)))
+                             for k in range(40)))  # right on 10 items
+    right.write_text("".join(json.dumps({"uid": k, "prediction": "ABCD"[k % 4]}) + "\n" for k in range(40)))
+    compare_heavy = tuple(m for m in HEAVY if m != "scipy") + ("scipy.stats",)
     code = ("import sys, contextlib, io\nfrom medhorizon_tasks.commands.main import main\n"
             "def loaded(names):\n    return sorted(m for m in names if m in sys.modules)\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    assert main(['score', '--benchmark', 'medhorizon', '--data', {str(release)!r}, '--predictions', "
             f"{str(preds)!r}, '--json']) == 0\n"
             f"    print(loaded({('numpy', *HEAVY)!r}), file=sys.stderr)\n"
-            f"    assert main(['compare', {str(preds)!r}, {str(preds)!r}, '--labels', 'a,b', '--data', {str(release)!r}])"
+            f"    assert main(['compare', {str(preds)!r}, {str(right)!r}, '--labels', 'a,b', '--data', {str(release)!r}])"
             " == 0\n"
-            f"    print(loaded({HEAVY!r}), file=sys.stderr)")
+            f"    print(loaded({compare_heavy!r}), file=sys.stderr)")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert res.stderr.strip().splitlines()[-2:] == ["[]", "[]"], res.stderr
-
-
-def test_the_hd_benchmark_videos_look_like_footage_not_a_pan(tmp_path):
-    """The tissue content of perf/'s HD videos: sensor noise and non-rigid motion make consecutive frames differ
-    by more than a shift, and cost the encoder several times the bits of the panning texture at the same settings
-    (bench_videos.REAL_BITRATE_MBPS says which range the 1080p ones must fall in: decode_speed.py --hd prints it)."""
-    sys.path.insert(0, str(ROOT / "perf"))
-    try:
-        import bench_videos as bv
-    finally:
-        sys.path.remove(str(ROOT / "perf"))
-    import numpy as np
-
-    frames = [f.copy() for f in bv._tissue_planes(3, 25, 192, 108)]
-    luma = [f[:108].astype(np.int16) for f in frames]
-    best_shift = min(np.abs(np.roll(luma[0], (dy, dx), (0, 1)) - luma[1])[8:-8, 8:-8].mean()
-                     for dy in range(-4, 5) for dx in range(-4, 5))
-    assert best_shift > 1.0, "no shift of the previous frame gives the next: noise and a non-rigid motion"
-    tissue = bv.bench_video(4, width=192, height=108, gop=25, bframes=2, directory=tmp_path, content="tissue")
-    pan = bv.bench_video(4, width=192, height=108, gop=25, bframes=2, directory=tmp_path)
-    assert tissue.name.startswith("tissue_") and pan.name.startswith("pan_")
-    assert bv.bitrate_mbps(tissue) > 2 * bv.bitrate_mbps(pan)
-    low, high = bv.REAL_BITRATE_MBPS
-    assert 0 < low < high and all(spec.content == "tissue" for spec in bv.HD_VIDEOS)

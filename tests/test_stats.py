@@ -183,6 +183,34 @@ def test_mcnemar_equals_statsmodels_on_every_small_table():
         assert out["pvalue"] == pytest.approx(float(ref.pvalue), rel=1e-12, abs=1e-300), (only_a, only_b)
 
 
+def test_mcnemar_is_statsmodels_bit_for_bit_on_arrays():
+    """Issue 46: McNemar's p of all pairs at once, as statsmodels computes it (scipy's binomial and chi-square
+    tails), equal with ``==``: every exact table (b + c < 25) and chi-square tables up to 2,000 discordant
+    items. (The integer binomial tail used before differs from statsmodels' in the last bit at 4 vs 11.)"""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    tables = [(b, n - b) for n in range(60) for b in range(n + 1)]
+    tables += [(b, n - b) for n in range(60, 2000, 37) for b in range(0, n + 1, 11)]
+    stat, p, exact = S.mcnemar_pvalues([b for b, _ in tables], [c for _, c in tables])
+    for k, (b, c) in enumerate(tables):
+        ref = mcnemar([[0, b], [c, 0]], exact=b + c < S.MCNEMAR_EXACT_BELOW, correction=True)
+        assert (stat[k], p[k], exact[k]) == (ref.statistic, ref.pvalue, b + c < 25), (b, c)
+    assert {bool(e) for e in exact} == {True, False}
+    # one pair at a time, and every pair of a compare, give the same numbers
+    one = S.mcnemar_test(*paired(3, 4, 11, 2))
+    assert one["pvalue"] == mcnemar([[3, 4], [11, 2]], exact=True).pvalue
+    assert (one["both_correct"], one["only_a"], one["only_b"], one["both_wrong"]) == (3, 4, 11, 2)
+
+
+def test_mcnemar_tests_of_many_pairs_equal_one_by_one():
+    rng = np.random.default_rng(3)
+    runs = {f"m{i}": run(rng.uniform(size=60) < 0.3 + 0.1 * i) for i in range(6)}
+    pairs = [("m0", "m1"), ("m5", "m0"), ("m2", "m2"), ("m3", "m4")]
+    assert S.mcnemar_tests(runs, pairs) == [S.mcnemar_test(runs[a], runs[b]) for a, b in pairs]
+    with pytest.raises(ValueError, match="no run named m9"):
+        S.mcnemar_tests(runs, [("m0", "m9")])
+
+
 def test_mcnemar_threshold_and_no_discordance():
     assert S.mcnemar_test(*paired(5, 20, 4, 5))["exact"] is True     # b + c = 24
     assert S.mcnemar_test(*paired(5, 20, 5, 5))["exact"] is False    # b + c = 25
@@ -338,6 +366,84 @@ def test_multimodal_gain_errors():
 
 
 # ----------------------------------------------------------------------------- blind consistency
+
+def _scipy_paired_interval(a: dict, b: dict, n_resamples: int, seed: int, alpha: float = 0.05) -> list[float]:
+    """The paired interval as it was computed before issue 46: ``scipy.stats.bootstrap`` of the per-item
+    differences, one call per pair (batched as ``bootstrap_ci`` batches)."""
+    from scipy.stats import bootstrap
+
+    d = np.array([int(a[u]) - int(b[u]) for u in sorted(a)], dtype=float)
+    batch = max(1, S._BOOTSTRAP_MAX_CELLS // d.size) if n_resamples * d.size > S._BOOTSTRAP_MAX_CELLS else None
+    res = bootstrap((d,), np.mean, n_resamples=n_resamples, batch=batch, vectorized=True, axis=-1,
+                    confidence_level=1.0 - alpha, method="percentile", rng=np.random.default_rng(seed))
+    return [float(res.confidence_interval.low), float(res.confidence_interval.high)]
+
+
+@pytest.mark.parametrize("n_items, n_resamples, seed, alpha, max_cells", [
+    (40, 3000, 4, 0.05, None), (301, 2000, 0, 0.01, None), (7, 999, 3, 0.1, None),
+    (150, 1001, 2, 0.05, 20_000),  # scipy's draw in batches of 133 resamples, as for a large benchmark
+])
+def test_paired_differences_equal_scipy_bootstrap_pair_by_pair(monkeypatch, n_items, n_resamples, seed, alpha,
+                                                               max_cells):
+    """Issue 46: all pairs from one resample draw and one matrix product give, for each pair, the very interval
+    of ``scipy.stats.bootstrap`` on that pair alone (same draws, same percentile rule), and the difference and
+    McNemar's p of ``paired_difference``."""
+    if max_cells:
+        monkeypatch.setattr(S, "_BOOTSTRAP_MAX_CELLS", max_cells)
+    rng = np.random.default_rng(n_items)
+    runs = {f"m{i}": run(rng.uniform(size=n_items) < 0.2 + 0.15 * i) for i in range(5)}
+    runs["same as m1"] = dict(runs["m1"])  # no discordant item: (0, 0), no resampling
+    pairs = [(a, b) for a in runs for b in runs if a != b]
+    many = S.paired_differences(runs, pairs, n_resamples=n_resamples, seed=seed, alpha=alpha)
+    assert len(many) == len(pairs)
+    for (a, b), got in zip(pairs, many):
+        if {a, b} == {"m1", "same as m1"}:
+            assert got["ci95_bootstrap"] == [0.0, 0.0] and got["pvalue"] == 1.0
+        else:
+            assert got["ci95_bootstrap"] == _scipy_paired_interval(runs[a], runs[b], n_resamples, seed, alpha), (a, b)
+        assert got == S.paired_difference(runs[a], runs[b], n_resamples=n_resamples, seed=seed, alpha=alpha)
+        test = S.mcnemar_test(runs[a], runs[b])
+        assert (got["pvalue"], got["only_a"], got["only_b"]) == (test["pvalue"], test["only_a"], test["only_b"])
+        assert got["difference"] == np.mean([int(runs[a][u]) - int(runs[b][u]) for u in sorted(runs[a])])
+
+
+def test_paired_differences_draw_the_resamples_once(monkeypatch):
+    """The 300 pairs of 25 runs cost one draw of resample indices, not 300."""
+    draws = []
+    real = np.random.default_rng
+
+    class Counting:
+        def __init__(self, seed):
+            self._rng = real(seed)
+
+        def integers(self, *args, **kwargs):
+            draws.append(args)
+            return self._rng.integers(*args, **kwargs)
+
+    monkeypatch.setattr(np.random, "default_rng", Counting)
+    rng = real(0)
+    runs = {f"m{i}": run(rng.uniform(size=50) < 0.3 + 0.02 * i) for i in range(25)}
+    pairs = list(itertools.combinations(runs, 2))
+    out = S.paired_differences(runs, pairs, n_resamples=500)
+    assert len(out) == 300 and draws == [(0, 50, (500, 50))]
+    # an interval lies around its difference and holds about 95% of the resampled differences
+    assert all(d["ci95_bootstrap"][0] <= d["difference"] <= d["ci95_bootstrap"][1] for d in out)
+
+
+def test_paired_differences_edge_cases():
+    a, b = run([1, 1, 1]), run([0, 0, 0])
+    (everywhere,) = S.paired_differences({"a": a, "b": b}, [("a", "b")])
+    assert everywhere["ci95_bootstrap"] == [1.0, 1.0] and everywhere["difference"] == 1.0
+    empty = S.paired_differences({"a": {}, "b": {}}, [("a", "b")])[0]
+    assert empty["difference"] is None and empty["ci95_bootstrap"] is None and empty["pvalue"] is None
+    assert S.paired_differences({"a": a}, []) == []
+    with pytest.raises(ValueError, match="1 uid\\(s\\) only in a: u02"):
+        S.paired_differences({"a": a, "b": run([1, 0])}, [("a", "b")])
+    with pytest.raises(ValueError, match="no run named c"):
+        S.paired_differences({"a": a, "b": b}, [("a", "c")])
+    with pytest.raises(ValueError, match="b: item u01"):
+        S.paired_differences({"a": a, "b": {**b, "u01": None}}, [("a", "b")])
+
 
 def test_blind_consistency_tau_boundary():
     answers = {"q1": "A", "q2": "B", "q3": "C", "q4": "D"}

@@ -98,18 +98,24 @@ def _cmd_compare(args) -> int:
 
 
 def _add_differences(result: dict, runs: dict, modes: dict, benchmark: str) -> None:
-    """Each pair's accuracy difference with its paired bootstrap 95% interval (``stats.paired_difference``);
-    a Sureon pair of one visual and one blind run is its multimodal gain MG = S_v - S_wv (visual first)."""
-    from ..core.stats import paired_difference
+    """Each pair's accuracy difference with its paired bootstrap 95% interval; a Sureon pair of one visual
+    and one blind run is its multimodal gain MG = S_v - S_wv (visual first). Every report shows every
+    pair's interval, so all are computed, in one ``stats.paired_differences`` (one resample draw for all)."""
+    from ..core.stats import paired_differences
 
-    for pair in result["pairs"]:
+    wanted = [(pair["a"], pair["b"]) for pair in result["pairs"]]
+    gains = {}  # pair index -> (visual, blind)
+    for k, pair in enumerate(result["pairs"]):
         a, b = pair["a"], pair["b"]
         if benchmark == "sureon" and {modes.get(a), modes.get(b)} == {"visual", "blind"}:
-            if modes[a] == "blind":
-                a, b = b, a
-            pair["mg"] = {"visual": a, "blind": b,
-                          **paired_difference(runs[a], runs[b], names=(a, b))}
-        diff = paired_difference(runs[pair["a"]], runs[pair["b"]], names=(pair["a"], pair["b"]))
+            gains[k] = (a, b) if modes[a] == "visual" else (b, a)
+    mg_pairs = sorted(set(gains.values()) - set(wanted))  # a blind-first pair: its MG is the other way round
+    diffs = dict(zip(wanted + mg_pairs, paired_differences(runs, wanted + mg_pairs)))
+    for k, pair in enumerate(result["pairs"]):
+        if k in gains:
+            visual, blind = gains[k]
+            pair["mg"] = {"visual": visual, "blind": blind, **diffs[(visual, blind)]}
+        diff = diffs[(pair["a"], pair["b"])]
         pair["delta_ci95_bootstrap"] = diff["ci95_bootstrap"]
         pair["delta_ci_method"] = diff["ci_method"]
 

@@ -17,7 +17,9 @@ sequence of bools where only the rate matters. Accuracies are fractions in
 - ``multimodal_gain``: "MG = S_v - S_wv as the accuracy difference between the
   visual (S_v) and blind (S_wv) passes"; ``paired_difference``: its interval
   (a paired bootstrap over the shared items) and McNemar's p, which the paper
-  does not give.
+  does not give; ``paired_differences`` / ``mcnemar_tests``: the same for many
+  pairs at once (one resample draw, one matrix product: ``compare`` of 25 runs
+  has 300 pairs, a board tests every entry against its leader).
 - ``blind_consistency``: "we query each guesser multiple times at non-zero
   temperature and score it by its consistency, the fraction of trials in which
   it recovers the correct answer" (S, appendix B.4.2), thresholded at
@@ -26,11 +28,14 @@ sequence of bools where only the rate matters. Accuracies are fractions in
 Formulas are not invented here: the tests check each function against a hand
 computation and against the library called directly. The Wilson interval,
 McNemar's test and Holm's correction are statsmodels' own formulas, written
-out (the same operations in the same order; the exact binomial tail in
-integers, the chi-square tail as ``erfc``), because importing statsmodels
+out (the same operations in the same order, on arrays; McNemar's tails are
+scipy's functions that statsmodels calls), because importing statsmodels
 (which imports pandas and scipy.stats) costs seconds per process: more than
-scoring a whole run. Scoring needs only ``wilson_ci``, which imports nothing;
-numpy and scipy are imported by the functions that use them.
+scoring a whole run. The paired bootstrap is ``scipy.stats.bootstrap``'s
+percentile interval, its draws and quantile written out for many pairs at once
+(equal to scipy's, bit for bit, in the tests). Scoring needs only
+``wilson_ci``, which imports nothing; numpy and scipy are imported by the
+functions that use them.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
+from operator import itemgetter
 
 from .errors import DataError
 
@@ -48,9 +54,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "wilson_ci", "bootstrap_ci", "mean_ci", "accuracy_summary", "mcnemar_test", "holm_adjust",
-    "pairwise_mcnemar", "format_pairwise", "multimodal_gain", "paired_difference", "format_difference",
-    "blind_consistency",
+    "wilson_ci", "bootstrap_ci", "mean_ci", "accuracy_summary", "mcnemar_test", "mcnemar_tests", "mcnemar_pvalues",
+    "holm_adjust", "pairwise_mcnemar", "format_pairwise", "multimodal_gain", "paired_difference",
+    "paired_differences", "format_difference", "blind_consistency",
     "MCNEMAR_EXACT_BELOW", "BLIND_TAU",
 ]
 
@@ -140,6 +146,13 @@ def _show(uids: Iterable[str], limit: int = 5) -> str:
 
 def _check_same_uids(a: Mapping, b: Mapping, name_a: str = "a", name_b: str = "b") -> list:
     """The shared uids in a fixed order; DataError (a ValueError) naming up to 5 uids per side."""
+    _require_same_uids(a, b, name_a, name_b)
+    return sorted(a.keys(), key=str)
+
+
+def _require_same_uids(a: Mapping, b: Mapping, name_a: str, name_b: str) -> None:
+    if a.keys() == b.keys():
+        return
     only_a = a.keys() - b.keys()
     only_b = b.keys() - a.keys()
     if only_a or only_b:
@@ -150,7 +163,39 @@ def _check_same_uids(a: Mapping, b: Mapping, name_a: str = "a", name_b: str = "b
             problems.append(f"{len(only_b)} uid(s) only in {name_b}: {_show(only_b)}")
         raise DataError(problems, source=f"paired comparison of {name_a} and {name_b} "
                                          "needs the same items")
-    return sorted(a.keys(), key=str)
+
+
+def _correctness_matrix(runs: Sequence[Mapping], labels: Sequence[str]) -> tuple[np.ndarray, list]:
+    """``(x, uids)``: one bool row per run, the items in one order (sorted uids). Every run must cover the
+    first run's uids (DataError naming both labels otherwise); a value that is not a correctness value is a
+    DataError naming its run and item."""
+    import numpy as np
+
+    uids = sorted(runs[0].keys(), key=str) if runs else []
+    x = np.zeros((len(runs), len(uids)), dtype=bool)
+    values = itemgetter(*uids) if len(uids) > 1 else lambda run: [run[u] for u in uids]
+    for k, (run, label) in enumerate(zip(runs, labels)):
+        if k:
+            _require_same_uids(runs[0], run, labels[0], label)
+        row = np.array(values(run))
+        if row.dtype != bool:  # None, scores, strings...: each value checked, the first bad one named
+            row = np.array([_as_bool(run[u], f"{label}: item {u}") for u in uids], dtype=bool)
+        x[k] = row
+    return x, uids
+
+
+def _discordant(x: np.ndarray, a: Sequence[int], b: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """For each pair (a[k], b[k]) of rows of ``x``: (#items row a right and row b wrong, the converse)."""
+    import numpy as np
+
+    a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
+    only_a, only_b = np.zeros(a.size, dtype=np.int64), np.zeros(a.size, dtype=np.int64)
+    step = max(1, 4_000_000 // max(1, x.shape[1]))  # pairs per chunk: a few MB of booleans at a time
+    for k in range(0, a.size, step):
+        xa, xb = x[a[k:k + step]], x[b[k:k + step]]
+        only_a[k:k + step] = np.count_nonzero(xa & ~xb, axis=1)
+        only_b[k:k + step] = np.count_nonzero(xb & ~xa, axis=1)
+    return only_a, only_b
 
 
 # --------------------------------------------------------------------------- intervals
@@ -238,17 +283,32 @@ def accuracy_summary(correct: Sequence[bool] | np.ndarray | Mapping[str, bool], 
 
 # --------------------------------------------------------------------------- paired tests
 
-def _mcnemar(only_a: int, only_b: int) -> tuple[float, float, bool]:
-    """(statistic, p-value, exact) from the discordant counts, as statsmodels' ``mcnemar(table,
-    exact=only_a + only_b < MCNEMAR_EXACT_BELOW, correction=True)`` computes them."""
-    n = only_a + only_b
-    if n < MCNEMAR_EXACT_BELOW:
-        k = min(only_a, only_b)
-        # 2 * P(X <= k), X ~ Binomial(n, 1/2), at most 1: in integers, so the one rounding is the division.
-        tail = sum(math.comb(n, i) for i in range(k + 1))
-        return float(k), min(1.0, 2 * tail / 2 ** n), True
-    statistic = (abs(only_a - only_b) - 1) ** 2 / (1.0 * n)
-    return statistic, math.erfc(math.sqrt(statistic / 2.0)), False  # chi-square, 1 df: P(X > s)
+def mcnemar_pvalues(only_a, only_b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """McNemar's test of many tables at once from their discordant counts: arrays (statistic, p-value,
+    exact) as statsmodels' ``mcnemar(table, exact=only_a + only_b < MCNEMAR_EXACT_BELOW, correction=True)``
+    gives them table by table, with its operations on arrays (the tests check bit-equality): exact cells
+    ``scipy.stats.binom.cdf(min(b, c), b + c, 0.5) * 2`` capped at 1 (statistic min(b, c)), the others
+    ``chi2.sf((|b - c| - 1)^2 / (b + c), 1)``, computed as ``scipy.special.chdtrc(1, s)``, the function
+    ``chi2.sf`` calls. scipy.stats (over a second to import here, scipy.special a third of that) is imported
+    only when a table needs the exact test: two models' runs on a thousand items rarely differ on under 25."""
+    import numpy as np
+    from scipy.special import chdtrc
+
+    n1 = np.asarray(only_a, dtype=np.float64).reshape(-1)
+    n2 = np.asarray(only_b, dtype=np.float64).reshape(-1)
+    total = n1 + n2
+    exact = total < MCNEMAR_EXACT_BELOW
+    statistic = np.empty_like(total)
+    pvalue = np.empty_like(total)
+    chi = ~exact
+    statistic[chi] = (np.abs(n1[chi] - n2[chi]) - 1) ** 2 / (1.0 * total[chi])
+    pvalue[chi] = chdtrc(1, statistic[chi])
+    if exact.any():
+        from scipy.stats import binom
+
+        statistic[exact] = np.minimum(n1[exact], n2[exact])
+        pvalue[exact] = np.minimum(binom.cdf(statistic[exact], total[exact].astype(np.int64), 0.5) * 2, 1)
+    return statistic, pvalue, exact
 
 
 def mcnemar_test(a: Mapping[str, bool], b: Mapping[str, bool]) -> dict:
@@ -272,23 +332,42 @@ def mcnemar_test(a: Mapping[str, bool], b: Mapping[str, bool]) -> dict:
     (|b - c| - 1)^2 / (b + c), on 1 degree of freedom. 25 is the usual rule
     of thumb (the chi-square approximation is poor for few discordant pairs;
     the exact test is conservative, so it is not used where the approximation
-    is good). With no discordant pairs the exact test gives p = 1. The
-    p-values equal statsmodels' ``mcnemar`` within 1e-12 relative (the tests
-    check it): the binomial tail is summed exactly in integers, the chi-square
-    tail is ``erfc(sqrt(s / 2))``.
+    is good). With no discordant pairs the exact test gives p = 1. Statistic
+    and p-value are statsmodels' ``mcnemar``'s, bit for bit
+    (:func:`mcnemar_pvalues`, which tests many pairs at once).
 
     Returns {"n", "both_correct", "only_a", "only_b", "both_wrong",
     "statistic", "pvalue", "exact"}.
     """
-    uids = _check_same_uids(a, b)
-    cells = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
-    for uid in uids:
-        cells[(_as_bool(a[uid], f"a: item {uid}"), _as_bool(b[uid], f"b: item {uid}"))] += 1
-    both, only_a = cells[(True, True)], cells[(True, False)]
-    only_b, neither = cells[(False, True)], cells[(False, False)]
-    statistic, pvalue, exact = _mcnemar(only_a, only_b)
-    return {"n": len(uids), "both_correct": both, "only_a": only_a, "only_b": only_b,
-            "both_wrong": neither, "statistic": statistic, "pvalue": pvalue, "exact": exact}
+    x, _ = _correctness_matrix([a, b], ["a", "b"])
+    return _mcnemar_rows(x, [0], [1])[0]
+
+
+def mcnemar_tests(runs: Mapping[str, Mapping[str, bool]], pairs: Sequence[tuple[str, str]]) -> list[dict]:
+    """:func:`mcnemar_test` of each ``(a, b)`` in ``pairs`` (names of ``runs``, all on the same uids), the
+    same numbers, all pairs at once: a board tests every entry against its leader this way."""
+    names = list(runs)
+    unknown = sorted({str(n) for pair in pairs for n in pair if n not in runs})
+    if unknown:
+        raise DataError(f"no run named {', '.join(unknown)} (runs: {', '.join(map(str, names))})")
+    x, _ = _correctness_matrix([runs[name] for name in names], [str(name) for name in names])
+    index = {name: i for i, name in enumerate(names)}
+    return _mcnemar_rows(x, [index[a] for a, _ in pairs], [index[b] for _, b in pairs])
+
+
+def _mcnemar_rows(x: np.ndarray, a: Sequence[int], b: Sequence[int]) -> list[dict]:
+    """:func:`mcnemar_test`'s dict for rows a[k] vs b[k] of the correctness matrix ``x``."""
+    only_a, only_b = _discordant(x, a, b)
+    statistic, pvalue, exact = mcnemar_pvalues(only_a, only_b)
+    right = x.sum(axis=1)
+    n = int(x.shape[1])
+    out = []
+    for k, i in enumerate(a):
+        both = int(right[i]) - int(only_a[k])
+        out.append({"n": n, "both_correct": both, "only_a": int(only_a[k]), "only_b": int(only_b[k]),
+                    "both_wrong": n - both - int(only_a[k]) - int(only_b[k]), "statistic": float(statistic[k]),
+                    "pvalue": float(pvalue[k]), "exact": bool(exact[k])})
+    return out
 
 
 def holm_adjust(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[list[float], list[bool]]:
@@ -336,37 +415,24 @@ def pairwise_mcnemar(runs: Mapping[str, Mapping[str, bool]], *, alpha: float = 0
     "pvalue" (raw), "pvalue_holm", "significant" (Holm-adjusted p <= alpha)}.
     Returns {"runs": [names], "accuracy": {name: acc}, "ci95": {name: [lo, hi] (Wilson)}, "n": items,
     "pairs": [...], "alpha"}.
-    Each pair's numbers are those of :func:`mcnemar_test` on the two runs; the
-    discordant counts of all pairs come from one matrix product.
+    Each pair's numbers are those of :func:`mcnemar_test` on the two runs, computed for all pairs at once
+    (:func:`mcnemar_pvalues`).
     """
-    import numpy as np
-
     names = list(runs)
-    uids: list = []
-    if names:
-        ref = names[0]
-        for other in names[1:]:
-            _check_same_uids(runs[ref], runs[other], repr(ref), repr(other))
-        uids = sorted(runs[ref].keys(), key=str)
+    x, uids = _correctness_matrix([runs[name] for name in names], [repr(name) for name in names])
     accuracy, ci95 = {}, {}
-    for name in names:
-        x = _as_bool_array(runs[name])
-        accuracy[name] = float(x.mean()) if x.size else None
-        bounds = wilson_ci(int(x.sum()), int(x.size))  # 95%, whatever alpha the tests use
+    for name, row in zip(names, x):
+        accuracy[name] = float(row.mean()) if row.size else None
+        bounds = wilson_ci(int(row.sum()), int(row.size))  # 95%, whatever alpha the tests use
         ci95[name] = list(bounds) if bounds else None
-    # One row per run, the items in one order: only_a of (i, j) = #(row i correct and row j wrong).
-    rows = np.array([[runs[name][u] for u in uids] for name in names], dtype=np.int64).reshape(len(names), len(uids))
-    only = rows @ (1 - rows).T
-    index = {name: i for i, name in enumerate(names)}
+    index_pairs = list(itertools.combinations(range(len(names)), 2))
+    tests = _mcnemar_rows(x, [i for i, _ in index_pairs], [j for _, j in index_pairs])
     pairs = []
-    for a, b in itertools.combinations(names, 2):
-        only_a, only_b = int(only[index[a], index[b]]), int(only[index[b], index[a]])
-        statistic, pvalue, exact = _mcnemar(only_a, only_b)
-        acc_a, acc_b = accuracy[a], accuracy[b]
-        pairs.append({"a": a, "b": b, "accuracy_a": acc_a, "accuracy_b": acc_b,
+    for (i, j), test in zip(index_pairs, tests):
+        acc_a, acc_b = accuracy[names[i]], accuracy[names[j]]
+        pairs.append({"a": names[i], "b": names[j], "accuracy_a": acc_a, "accuracy_b": acc_b,
                       "delta": (acc_a - acc_b) if acc_a is not None else None,
-                      "n": len(uids), "only_a": only_a, "only_b": only_b,
-                      "statistic": statistic, "exact": exact, "pvalue": pvalue})
+                      **{key: test[key] for key in ("n", "only_a", "only_b", "statistic", "exact", "pvalue")}})
     adjusted, reject = holm_adjust([p["pvalue"] for p in pairs], alpha=alpha)
     for pair, adj, rej in zip(pairs, adjusted, reject):
         pair["pvalue_holm"] = adj
@@ -473,7 +539,8 @@ def paired_difference(a: Mapping[str, bool], b: Mapping[str, bool], *, n_resampl
     the two accuracies' intervals would be far too wide). The difference of two means on the same
     resample is the mean of the per-item differences d = a - b (each -1, 0 or 1), so this is
     ``scipy.stats.bootstrap`` (percentile, ``np.random.default_rng(seed)``) of the mean of d, as
-    :func:`bootstrap_ci` for one run; when every d is the same the interval is (d, d) (no resample can
+    :func:`bootstrap_ci` for one run, computed by :func:`paired_differences` (the same numbers, the tests
+    check them against scipy's); when every d is the same the interval is (d, d) (no resample can
     differ) and McNemar's p is 1 when that d is 0. p: :func:`mcnemar_test` (statsmodels' formulas;
     exact binomial below 25 discordant pairs).
 
@@ -481,28 +548,92 @@ def paired_difference(a: Mapping[str, bool], b: Mapping[str, bool], *, n_resampl
     "ci_method"}; difference, interval and p are None when there are no items. Both runs must cover the
     same uids (DataError naming them otherwise).
     """
+    x, _ = _correctness_matrix([a, b], list(names))
+    return _paired_intervals(x, [0], [1], n_resamples, seed, alpha)[0]
+
+
+def paired_differences(runs: Mapping[str, Mapping[str, bool]], pairs: Sequence[tuple[str, str]], *,
+                       n_resamples: int = 10_000, seed: int = 0, alpha: float = 0.05) -> list[dict]:
+    """:func:`paired_difference` of each ``(a, b)`` in ``pairs`` (names of ``runs``, all on the same uids),
+    every number equal to what it gives for that pair alone, at the cost of about one pair: the resampled
+    item indices are the same for every pair (one seed, one number of items), so they are drawn once, and
+    each run's accuracy on every resample is one matrix product (resample counts x correctness)."""
+    names = list(runs)
+    unknown = sorted({str(n) for pair in pairs for n in pair if n not in runs})
+    if unknown:
+        raise DataError(f"paired_differences: no run named {', '.join(unknown)} (runs: {', '.join(map(str, names))})")
+    x, _ = _correctness_matrix([runs[name] for name in names], [str(name) for name in names])
+    index = {name: i for i, name in enumerate(names)}
+    return _paired_intervals(x, [index[a] for a, _ in pairs], [index[b] for _, b in pairs], n_resamples, seed, alpha)
+
+
+def _paired_intervals(x: np.ndarray, a: Sequence[int], b: Sequence[int], n_resamples: int, seed: int,
+                      alpha: float) -> list[dict]:
+    """The paired differences of rows a[k] - b[k] of ``x`` (runs x items, bool).
+
+    scipy's ``bootstrap((d,), np.mean, method="percentile", rng=default_rng(seed))`` draws
+    ``rng.integers(0, n, (n_resamples, n))`` (in batches of ``_BOOTSTRAP_MAX_CELLS // n`` rows for large n,
+    as :func:`bootstrap_ci` asks it to) and takes the percentiles of mean(d[i]) over the rows i. The same
+    draws here; mean(d[i]) = (sum of a over i - sum of b over i) / n, where sum of a over the rows of i is
+    a matrix product of each row's item counts with the correctness matrix: integers, so exactly the
+    float scipy's mean gives. Quantiles: ``scipy.stats.quantile``'s "linear" (Hyndman-Fan 7) formula in
+    its order of operations, on the two order statistics each endpoint needs."""
     import numpy as np
 
-    uids = _check_same_uids(a, b, *names)
-    test = mcnemar_test(a, b)
-    out = {"difference": None, "ci95_bootstrap": None, "pvalue": None, "exact": test["exact"], "n": len(uids),
-           "only_a": test["only_a"], "only_b": test["only_b"],
-           "ci_method": f"paired percentile bootstrap over items ({n_resamples} resamples, seed {seed})"}
-    if not uids:
+    m, n = x.shape
+    a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
+    tests = _mcnemar_rows(x, a, b)
+    only_a, only_b = [t["only_a"] for t in tests], [t["only_b"] for t in tests]
+    sums = x.sum(axis=1)
+    method = f"paired percentile bootstrap over items ({n_resamples} resamples, seed {seed})"
+    out = [{"difference": None, "ci95_bootstrap": None, "pvalue": None, "exact": t["exact"], "n": n,
+            "only_a": t["only_a"], "only_b": t["only_b"], "ci_method": method} for t in tests]
+    if n == 0:
         return out
-    d = np.array([int(_as_bool(a[u], f"{names[0]}: item {u}")) - int(_as_bool(b[u], f"{names[1]}: item {u}"))
-                  for u in uids], dtype=float)
-    out["difference"] = float(d.mean())
-    out["pvalue"] = test["pvalue"]
-    if np.all(d == d[0]):
-        out["ci95_bootstrap"] = [float(d[0]), float(d[0])]
+    resampled = []  # the pairs whose d varies: the others' interval is (d, d)
+    for k, row in enumerate(out):
+        row["difference"] = float((int(sums[a[k]]) - int(sums[b[k]])) / n)
+        row["pvalue"] = tests[k]["pvalue"]
+        if only_a[k] == 0 and only_b[k] == 0 or only_a[k] == n or only_b[k] == n:
+            d0 = float(1 if only_a[k] == n else -1 if only_b[k] == n else 0)
+            row["ci95_bootstrap"] = [d0, d0]
+        else:
+            resampled.append(k)
+    if not resampled:
         return out
-    from scipy.stats import bootstrap
-
-    batch = max(1, _BOOTSTRAP_MAX_CELLS // d.size) if n_resamples * d.size > _BOOTSTRAP_MAX_CELLS else None
-    res = bootstrap((d,), np.mean, n_resamples=n_resamples, batch=batch, vectorized=True, axis=-1,
-                    confidence_level=1.0 - alpha, method="percentile", rng=np.random.default_rng(seed))
-    out["ci95_bootstrap"] = [float(res.confidence_interval.low), float(res.confidence_interval.high)]
+    used = np.unique(np.concatenate([a[resampled], b[resampled]]))
+    correct = x[used].T.astype(np.float64)  # items x runs used
+    totals = np.empty((n_resamples, used.size))  # each run's number right on each resample
+    rng = np.random.default_rng(seed)
+    batch = max(1, _BOOTSTRAP_MAX_CELLS // n) if n_resamples * n > _BOOTSTRAP_MAX_CELLS else n_resamples
+    rows = max(1, 2_000_000 // n)  # resamples whose item counts are made at once (16 MB)
+    for start in range(0, n_resamples, batch):
+        drawn = rng.integers(0, n, (min(batch, n_resamples - start), n))  # scipy's draw, batch by batch
+        for r in range(0, drawn.shape[0], rows):
+            chunk = drawn[r:r + rows]
+            offsets = np.arange(chunk.shape[0])[:, None] * n
+            counts = np.bincount((chunk + offsets).ravel(), minlength=chunk.size).reshape(chunk.shape)
+            totals[start + r:start + r + chunk.shape[0]] = counts @ correct
+    column = {int(run): i for i, run in enumerate(used)}
+    level = 1.0 - alpha
+    p = np.array([(1 - level) / 2, 1 - (1 - level) / 2])  # scipy.stats.bootstrap's interval, as it writes it
+    jg = p * n_resamples + (1 - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = jg % 1
+    g[j < 0] = 0
+    j = np.clip(j, 0, n_resamples - 1).astype(np.intp)
+    jp1 = np.clip(jp1, 0, n_resamples - 1).astype(np.intp)
+    kth = np.unique(np.concatenate([j, jp1]))
+    step = max(1, 4_000_000 // n_resamples)  # pairs whose resampled differences are held at once (32 MB)
+    for s in range(0, len(resampled), step):
+        ks = resampled[s:s + step]
+        cols_a = [column[int(a[k])] for k in ks]
+        cols_b = [column[int(b[k])] for k in ks]
+        theta = np.partition((totals[:, cols_a] - totals[:, cols_b]) / n, kth, axis=0)
+        bounds = (1 - g)[:, None] * theta[j] + g[:, None] * theta[jp1]
+        for i, k in enumerate(ks):
+            out[k]["ci95_bootstrap"] = [float(bounds[0, i]), float(bounds[1, i])]
     return out
 
 
