@@ -17,9 +17,9 @@ from fastapi.responses import JSONResponse
 from ..benchmarks.data import BENCHMARKS, BenchmarkData
 from ..leaderboard.build import DEFAULT_ALPHA, DEFAULT_N_RESAMPLES, DEFAULT_SEED
 from .boards import Boards, entry_href
-from .intake import Intake
+from .intake import Intake, Refused
 from .security import Csrf, MaintainerToken, RateLimit
-from .store import Store, StoredSubmission
+from .store import OverRate, Store, StoredSubmission
 
 __all__ = ["ServiceConfig", "Service", "Answer", "service", "maintainer", "refused", "DEFAULT_MAX_UPLOAD_MB"]
 
@@ -40,6 +40,7 @@ class ServiceConfig:
     n_resamples: int = DEFAULT_N_RESAMPLES
     seed: int = DEFAULT_SEED
     alpha: float = DEFAULT_ALPHA
+    csrf_key: bytes | None = None  # the form's CSRF key: the same in every process of one board (serve --workers)
 
 
 class Answer(Exception):
@@ -68,9 +69,10 @@ class Service:
         self.cfg = cfg
         self.store = cfg.store
         self.datas = dict(cfg.datas)
-        self.boards = Boards(self.store, self.datas, n_resamples=cfg.n_resamples, seed=cfg.seed, alpha=cfg.alpha)
-        self.csrf = Csrf()
-        self.limiter = RateLimit(*cfg.rate)
+        self.boards = Boards(self.store, self.datas, n_resamples=cfg.n_resamples, seed=cfg.seed, alpha=cfg.alpha,
+                             background=True)
+        self.csrf = Csrf(cfg.csrf_key)
+        self.limiter = RateLimit(*cfg.rate, self.store)
         self.held = {b: self.datas[b].version for b in BENCHMARKS if b in self.datas}
 
     def is_maintainer(self, request: Request) -> bool:
@@ -90,21 +92,28 @@ class Service:
         return f"address:{address}", None, 200
 
     def over_rate(self, who: str) -> JSONResponse | None:
-        wait = self.limiter.allow(who)
-        if wait is None:
+        """429 when ``who`` has its accepted submissions of the period, or too many attempts (this one is
+        counted); None to go on. The store holds the counts: every process on it shares the limit."""
+        over = self.limiter.check(who)
+        if over is None:
             return None
-        n, window = self.cfg.rate
-        return JSONResponse({"accepted": False, "problems": [
-            f"rate limit: at most {n} submissions per {window:g} s from one submitter; try again in "
-            f"{wait:.0f} s"]}, status_code=429, headers={"Retry-After": str(max(1, int(wait + 0.999)))})
+        wait, reason = over
+        return JSONResponse({"accepted": False, "problems": [reason]}, status_code=429,
+                            headers={"Retry-After": str(max(1, int(wait + 0.999)))})
 
     def keep(self, intake: Intake, *, filename: str | None, who: str,
              received: bytes) -> tuple[StoredSubmission, bool]:
-        """Score first (a failure keeps nothing), then keep in one transaction."""
-        self.boards.score(intake.submission, intake.data, intake.submission_bytes)
-        return self.store.add(received=received, submission=intake.submission_bytes,
-                              benchmark=intake.data.benchmark, data_version=intake.data.version,
-                              model=intake.metadata["model"], kind=intake.kind, filename=filename, submitter=who)
+        """Score first (a failure keeps nothing), then keep the submission, its score and its count against the
+        rate limit in one transaction (a limit reached meanwhile by another request or process: 429, nothing
+        kept)."""
+        entry = self.boards.score(intake.submission, intake.data, intake.submission_bytes)
+        try:
+            return self.store.add(received=received, submission=intake.submission_bytes,
+                                  benchmark=intake.data.benchmark, data_version=intake.data.version,
+                                  model=intake.metadata["model"], kind=intake.kind, filename=filename, submitter=who,
+                                  score=self.boards.to_keep(entry, intake.data), rate=self.limiter.accepted(who))
+        except OverRate as exc:
+            raise Refused([self.limiter.refusal(exc.wait)], 429) from None
 
     def placed(self, row: StoredSubmission):
         """(board, entry) of a stored submission: on the public board if it is there, else scored alone."""

@@ -21,7 +21,7 @@ def board_html(svc: Service = Depends(service)):
 
 @router.get("/api/board")
 def board_api(svc: Service = Depends(service)):
-    return JSONResponse(board_json(*svc.boards.boards()))
+    return JSONResponse(board_json(*svc.boards.boards(), rescoring=svc.boards.rescoring()))
 
 
 @router.get("/board.csv")
