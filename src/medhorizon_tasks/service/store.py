@@ -344,13 +344,19 @@ class Store:
         return out
 
     def keep_score(self, score: StoredScore) -> bool:
-        """Keep (or replace) a submission's score; False when the submission is gone (deleted meanwhile)."""
-        with self.engine.begin() as con:
-            self._bump(con)
-            if con.execute(sa.select(_subs.c.id).where(_subs.c.id == score.submission_id)).first() is None:
+        """Keep (or replace) a submission's score; False when the submission is gone (deleted meanwhile) or the
+        store is full (the score is then made again when next needed)."""
+        try:
+            with self.engine.begin() as con:
+                self._bump(con)
+                if con.execute(sa.select(_subs.c.id).where(_subs.c.id == score.submission_id)).first() is None:
+                    return False
+                con.execute(_scores.delete().where(_scores.c.submission_id == score.submission_id))
+                con.execute(_scores.insert().values(**score.__dict__))
+        except sa_exc.OperationalError as exc:
+            if _is_full(exc):
                 return False
-            con.execute(_scores.delete().where(_scores.c.submission_id == score.submission_id))
-            con.execute(_scores.insert().values(**score.__dict__))
+            raise
         return True
 
     @staticmethod
@@ -368,15 +374,20 @@ class Store:
         """Count one attempt of ``rate.who`` unless it already made ``rate.n`` in the window (then the seconds
         until it may, and nothing is counted); events older than the window are forgotten here."""
         now = time.time()
-        with self.engine.begin() as con:
-            if self.dialect == "postgresql":
-                key = int.from_bytes(hashlib.sha256(rate.who.encode()).digest()[:8], "big", signed=True)
-                con.execute(sa.select(sa.func.pg_advisory_xact_lock(key)))
-            # on SQLite the DELETE is the first statement: it takes the write lock before anything is counted
-            con.execute(_rate.delete().where(_rate.c.at <= now - max(rate.window, 86400.0)))
-            wait = self._over(con, rate, now)
-            if wait is None:
-                con.execute(_rate.insert().values(who=rate.who, kind=rate.kind, at=now))
+        try:
+            with self.engine.begin() as con:
+                if self.dialect == "postgresql":
+                    key = int.from_bytes(hashlib.sha256(rate.who.encode()).digest()[:8], "big", signed=True)
+                    con.execute(sa.select(sa.func.pg_advisory_xact_lock(key)))
+                # on SQLite the DELETE is the first statement: it takes the write lock before anything is counted
+                con.execute(_rate.delete().where(_rate.c.at <= now - max(rate.window, 86400.0)))
+                wait = self._over(con, rate, now)
+                if wait is None:
+                    con.execute(_rate.insert().values(who=rate.who, kind=rate.kind, at=now))
+        except sa_exc.OperationalError as exc:
+            if _is_full(exc):  # a full store cannot count: the upload goes on, to be refused as full (507)
+                return None
+            raise
         return wait
 
     def accepted_wait(self, rate: Rate) -> float | None:
