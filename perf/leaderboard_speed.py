@@ -7,6 +7,7 @@ Usage::
     python perf/leaderboard_speed.py                       # 10, 100 and 1,000 submissions, SQLite and PostgreSQL
     python perf/leaderboard_speed.py --quick               # 10 submissions, SQLite (smoke use, a few minutes)
     python perf/leaderboard_speed.py --sizes 10,100 --backends sqlite,postgresql
+    python perf/leaderboard_speed.py --kept-only 1000      # a new process's first board over 1,000 kept scores
 
 Data: the 1,253-item MedHorizon-layout release of ``perf/scoring_speed.py`` and, for each submission, that
 script's simulated model outputs (bare letters, sentences, JSON, reasoning paragraphs, multi-KB analyses, refusals:
@@ -321,13 +322,73 @@ def run(sizes: list[int], backends: list[str], out=print) -> dict:
     return results
 
 
+def kept_only(n: int, distinct: int = 40, out=print) -> dict:
+    """The first board of a new process over a SQLite store of ``n`` entries with kept scores, without serving
+    them first: ``distinct`` submissions are scored (as acceptance does), and each of the ``n`` rows is one of
+    them (its bytes as received, a model name of its own) with its score kept beside it; then a new process loads
+    the data (and its version, as ``serve`` does at start) and opens the store, and its first board is timed
+    (``Boards.boards``, what the first ``GET /api/board`` does)."""
+    import dataclasses
+
+    from medhorizon_tasks.benchmarks.data import load_benchmark_data
+    from medhorizon_tasks.leaderboard.submission import validate_submission
+    from medhorizon_tasks.service.boards import Boards
+    from medhorizon_tasks.service.store import Store
+
+    out(f"load: {os.getloadavg()[0]:.2f} (1-minute), {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory(prefix="mh-leaderboard-kept-") as tmp:
+        folder = Path(tmp)
+        release, items = write_release(folder)
+        data = load_benchmark_data("medhorizon", release)
+        db = f"sqlite:///{folder / 'board.sqlite3'}"
+        store = Store(db)
+        boards = Boards(store, {"medhorizon": data})
+        scored = []
+        for k in range(min(n, distinct)):
+            body = write_submission(folder, k, items, data.version).read_bytes()
+            scored.append((body, boards.score(validate_submission(json.loads(body), data), data, body)))
+        t0 = time.perf_counter()
+        for i in range(n):
+            body, entry = scored[i % len(scored)]
+            model = f"kept-{i:04d}"
+            body = body + b" " * (1 + i // len(scored))  # bytes of its own: one row each
+            entry = dataclasses.replace(entry, submission=dataclasses.replace(
+                entry.submission, metadata={**entry.metadata, "model": model}))
+            store.add(received=body, submission=body, benchmark="medhorizon", data_version=data.version,
+                      model=model, kind="submission", filename=None, submitter=None,
+                      score=boards.to_keep(entry, data))
+        fill = time.perf_counter() - t0
+        store.close()
+        code = ("import json, sys, time\nt0 = time.perf_counter()\n"
+                "from medhorizon_tasks.benchmarks.data import load_benchmark_data\n"
+                "from medhorizon_tasks.service.boards import Boards\nfrom medhorizon_tasks.service.store import Store\n"
+                f"data = load_benchmark_data('medhorizon', {str(release)!r})\ndata.version\nstore = Store({db!r})\n"
+                "boards = Boards(store, {'medhorizon': data}, background=True)\nt1 = time.perf_counter()\n"
+                "got, _ = boards.boards()\nt2 = time.perf_counter()\n"
+                "print(json.dumps([len(got[0].entries), boards.rescoring(), t2 - t1, t1 - t0]))\n")
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        if res.returncode:
+            raise SystemExit(res.stderr[-3000:])
+        shown, waiting, first, start = json.loads(res.stdout)
+    out(f"SQLite store of {n:,} entries with kept scores ({len(scored)} distinct scored submissions; filled in "
+        f"{fill:.1f} s): a new process's first board: {first:.3f} s ({shown:,} entries, {waiting} rescoring; "
+        f"start-up and data loading before it {start:.2f} s)")
+    out(f"load at the end: {os.getloadavg()[0]:.2f} (1-minute)")
+    return dict(first=first, shown=shown, waiting=waiting)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="10 submissions, SQLite only (smoke use)")
     parser.add_argument("--sizes", help="store sizes, increasing, comma-separated (default 10,100,1000)")
     parser.add_argument("--backends", help="sqlite, postgresql or both, comma-separated (default both; --quick: "
                                            "sqlite)")
+    parser.add_argument("--kept-only", type=int, metavar="N",
+                        help="only the first board of a new process over N entries with kept scores (no server)")
     args = parser.parse_args(argv)
+    if args.kept_only:
+        kept_only(args.kept_only)
+        return
     sizes = [int(x) for x in args.sizes.split(",")] if args.sizes else ([10] if args.quick else list(SIZES))
     if sizes != sorted(set(sizes)) or sizes[0] < 2:
         parser.error("--sizes: increasing whole numbers, at least 2")

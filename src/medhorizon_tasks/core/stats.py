@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -280,12 +281,21 @@ def mcnemar_test(a: Mapping[str, bool], b: Mapping[str, bool]) -> dict:
     Returns {"n", "both_correct", "only_a", "only_b", "both_wrong",
     "statistic", "pvalue", "exact"}.
     """
-    uids = _check_same_uids(a, b)
-    cells = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
-    for uid in uids:
-        cells[(_as_bool(a[uid], f"a: item {uid}"), _as_bool(b[uid], f"b: item {uid}"))] += 1
-    both, only_a = cells[(True, True)], cells[(True, False)]
-    only_b, neither = cells[(False, True)], cells[(False, False)]
+    if list(a) == list(b) and {type(v) for v in a.values()} | {type(v) for v in b.values()} <= {bool}:
+        # the same items in the same order, plain booleans (every entry of a board): counted by C loops, not
+        # item by item (ranking a board of 1,000 entries ran 999 of these tests at about 7 ms each)
+        uids = a
+        va, vb = a.values(), b.values()
+        only_a, only_b = sum(map(operator.gt, va, vb)), sum(map(operator.lt, va, vb))
+        both = sum(map(operator.and_, va, vb))
+        neither = len(a) - both - only_a - only_b
+    else:
+        uids = _check_same_uids(a, b)
+        cells = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
+        for uid in uids:
+            cells[(_as_bool(a[uid], f"a: item {uid}"), _as_bool(b[uid], f"b: item {uid}"))] += 1
+        both, only_a = cells[(True, True)], cells[(True, False)]
+        only_b, neither = cells[(False, True)], cells[(False, False)]
     statistic, pvalue, exact = _mcnemar(only_a, only_b)
     return {"n": len(uids), "both_correct": both, "only_a": only_a, "only_b": only_b,
             "both_wrong": neither, "statistic": statistic, "pvalue": pvalue, "exact": exact}
