@@ -90,7 +90,10 @@ def _unpack(bits: bytes, ids: list) -> dict:
     half = len(bits) // 2
     present = np.unpackbits(np.frombuffer(bits[:half], dtype=np.uint8), count=len(ids)).astype(bool)
     right = np.unpackbits(np.frombuffer(bits[half:], dtype=np.uint8), count=len(ids)).astype(bool)
-    return {ids[k]: bool(right[k]) for k in np.flatnonzero(present).tolist()}
+    if present.all():
+        return dict(zip(ids, right.tolist()))
+    where = np.flatnonzero(present)
+    return dict(zip([ids[k] for k in where.tolist()], right[where].tolist()))
 
 
 def _plain(x):
