@@ -306,3 +306,20 @@ def test_a_killed_server_restarts_with_the_same_board_from_its_kept_scores(datas
             [(e.metadata["model"], e.rank, e.headline) for e in b.entries]
     kept = Store(db).scores()
     assert len(kept) == len(subs)
+
+
+def test_mcnemar_of_runs_in_the_same_order_counts_as_the_item_by_item_path():
+    """The board's tests count their cells by C loops when both runs list the same items in the same order; the
+    same runs in another order take the item-by-item path: the same result."""
+    from medhorizon_tasks.core.stats import mcnemar_test
+
+    rng = random.Random(3)
+    for n, p in ((1253, 0.5), (40, 0.9), (0, 0.5)):
+        a = {f"u{k}": rng.random() < p for k in range(n)}
+        b = {f"u{k}": rng.random() < p for k in range(n)}
+        shuffled = dict(sorted(b.items(), key=lambda kv: rng.random()))
+        assert mcnemar_test(a, b) == mcnemar_test(a, shuffled)
+    with pytest.raises(ValueError, match="only in b"):
+        mcnemar_test({"x": True}, {"x": True, "y": False})
+    with pytest.raises(ValueError):
+        mcnemar_test({"x": True}, {"x": 2})
