@@ -19,6 +19,7 @@ back to ``$MEDHORIZON_DATA``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..benchmarks.data import BENCHMARKS, BenchmarkData, load_benchmark_data
@@ -210,11 +211,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 # ------------------------------------------------------------------ serve: the submission service
 
-def _cmd_serve(args) -> int:
-    import uvicorn
+_WORKER_ENV = "_MH_SERVE_WORKER"  # serve's options handed to its worker processes (not a user setting)
 
+
+def _service_config(args, csrf_key: bytes | None = None):
+    """The service's configuration from serve's options (checked; data loaded, store opened)."""
     from ..benchmarks.data import BENCHMARK_NAMES, BENCHMARKS
-    from ..service.app import ServiceConfig, create_app
+    from ..service.app import ServiceConfig
     from ..service.security import MaintainerToken, parse_rate
     from ..service.store import open_store
     from .data_loader import DataLoader
@@ -227,6 +230,8 @@ def _cmd_serve(args) -> int:
         if not sep or bench not in BENCHMARKS:
             raise MedHorizonError(f"--data {v!r}: expected BENCHMARK=PATH with BENCHMARK one of "
                                   f"{', '.join(BENCHMARKS)} (a server holds each benchmark's data by name)")
+    if args.workers < 1:
+        raise MedHorizonError(f"--workers {args.workers}: must be 1 or more")
     loader = DataLoader(args.data, args.hierarchy)
     datas = {b: loader.get(b) for b in BENCHMARKS if b in loader.paths}
     _check_serve_options(args)
@@ -234,18 +239,54 @@ def _cmd_serve(args) -> int:
     maintainer = MaintainerToken(args.maintainer_token_file)
     store = open_store(args.db, max_mb=args.max_store_mb)
     title = args.title or " · ".join(BENCHMARK_NAMES[b] for b in datas) + " leaderboard"
-    app = create_app(ServiceConfig(datas=datas, store=store, title=title, max_upload_mb=args.max_upload_mb,
-                                   require_token=args.require_token, rate=rate, maintainer=maintainer,
-                                   n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha,
-                                   off_protocol=args.off_protocol))
-    for b, d in datas.items():
+    return ServiceConfig(datas=datas, store=store, title=title, max_upload_mb=args.max_upload_mb,
+                         require_token=args.require_token, rate=rate, maintainer=maintainer,
+                         n_resamples=args.n_resamples, seed=args.seed, alpha=args.alpha,
+                         off_protocol=args.off_protocol, csrf_key=csrf_key)
+
+
+def worker_app():
+    """The application of one ``serve --workers N`` worker process (uvicorn's factory): the same options as the
+    parent, the same store and CSRF key, so any worker answers any request."""
+    import json
+
+    from ..service.app import create_app
+
+    options = json.loads(os.environ[_WORKER_ENV])
+    key = bytes.fromhex(options.pop("csrf_key"))
+    return create_app(_service_config(argparse.Namespace(**options), csrf_key=key))
+
+
+def _cmd_serve(args) -> int:
+    import json
+    import secrets
+
+    import uvicorn
+
+    from ..benchmarks.data import BENCHMARK_NAMES
+    from ..service.app import create_app
+
+    key = secrets.token_bytes(32)
+    cfg = _service_config(args, csrf_key=key)
+    store, maintainer = cfg.store, cfg.maintainer
+    for b, d in cfg.datas.items():
         print(f"{BENCHMARK_NAMES[b]}: data {d.version} ({len(d.ids)} items)", file=sys.stderr)
     print(f"store: {store.safe_url} ({len(store.list(include_hidden=True))} submissions); maintainer actions "
           f"{'on' if maintainer.configured else 'off (no token)'}; submitter tokens "
-          f"{'required' if args.require_token else 'not required'}", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, proxy_headers=True,
-                forwarded_allow_ips=args.forwarded_allow_ips, server_header=False, timeout_keep_alive=5,
-                limit_concurrency=args.limit_concurrency)
+          f"{'required' if args.require_token else 'not required'}; "
+          f"{args.workers} worker process{'es' if args.workers > 1 else ''}", file=sys.stderr, flush=True)
+    options = dict(host=args.host, port=args.port, log_level=args.log_level, proxy_headers=True,
+                   forwarded_allow_ips=args.forwarded_allow_ips, server_header=False, timeout_keep_alive=5,
+                   limit_concurrency=args.limit_concurrency)
+    if args.workers == 1:
+        uvicorn.run(create_app(cfg), **options)
+        return 0
+    # several processes (uvicorn's workers): each builds its application from the same options; the store holds
+    # everything they share (submissions, scores, the rate limit's counts, the generation their memos follow)
+    store.close()
+    handed = {k: v for k, v in vars(args).items() if k != "func"}
+    os.environ[_WORKER_ENV] = json.dumps({**handed, "csrf_key": key.hex()})
+    uvicorn.run("medhorizon_tasks.commands.leaderboard:worker_app", factory=True, workers=args.workers, **options)
     return 0
 
 
@@ -304,13 +345,17 @@ def add_serve_parser(lsub, data_args) -> argparse.ArgumentParser:
                    help="take submissions with a submitter token only (tokens are issued by a maintainer: "
                         "POST /api/submitters)")
     s.add_argument("--rate-limit", default="20/hour", metavar="N/UNIT",
-                   help="submissions per submitter (token, else client address) per second/minute/hour/day "
-                        "(default 20/hour)")
+                   help="accepted submissions per submitter (token, else client address) per "
+                        "second/minute/hour/day (default 20/hour; attempts, refused ones included, are capped at "
+                        "10 times as many, at least 30)")
     s.add_argument("--maintainer-token-file", default=None, metavar="PATH",
                    help="file holding the maintainer's token (read again when it changes); default: "
                         "$MEDHORIZON_MAINTAINER_TOKEN; neither: maintainer actions are off")
     s.add_argument("--forwarded-allow-ips", default="127.0.0.1", metavar="IPS",
                    help="proxies whose X-Forwarded-For names the client (for the rate limit; default 127.0.0.1)")
+    s.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="worker processes (uvicorn's workers; default 1): they share one store, its boards and "
+                        "its rate limit, as several serve processes (replicas) on one PostgreSQL do")
     s.add_argument("--limit-concurrency", type=int, default=64,
                    help="connections served at once before new ones get 503 (default 64)")
     s.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],

@@ -70,11 +70,14 @@ from .submission import Submission, read_submission, validate_submission
 __all__ = ["Entry", "Board", "build_leaderboard", "score_entry", "rank_board", "surghi_bootstrap",
            "pair_by_model", "pair_by_key", "OFF_PROTOCOL_NOTE",
            "paired_permutation_pvalue",
-           "DEFAULT_N_RESAMPLES", "DEFAULT_SEED"]
+           "DEFAULT_N_RESAMPLES", "DEFAULT_SEED", "SCORER_VERSION"]
 
 DEFAULT_N_RESAMPLES = 2000
 DEFAULT_SEED = 0
 DEFAULT_ALPHA = 0.05
+# Bump when a change of scoring code would change a scored entry (headline, interval, groups, correctness):
+# the submission service keeps each entry's score and rescores the kept ones whose version differs.
+SCORER_VERSION = 1
 
 
 @dataclass

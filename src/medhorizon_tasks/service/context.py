@@ -8,6 +8,8 @@ stores) live side by side in one process, as the tests run them.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -20,7 +22,7 @@ from .boards import Boards, entry_href
 from .intake import Intake, Refused
 from .maintainer_pages import Sessions
 from .security import Csrf, MaintainerToken, RateLimit
-from .store import DeletedBefore, Store, StoredSubmission
+from .store import DeletedBefore, OverRate, Store, StoredSubmission
 from .workers import DEFAULT_INTAKE_WORKERS, IntakeWorkers
 
 __all__ = ["ServiceConfig", "Service", "Answer", "service", "maintainer", "refused", "DEFAULT_MAX_UPLOAD_MB"]
@@ -44,6 +46,7 @@ class ServiceConfig:
     alpha: float = DEFAULT_ALPHA
     off_protocol: str = "mark"   # a run off the standard protocol: "mark" (ranked apart) or "refuse"
     intake_workers: int = DEFAULT_INTAKE_WORKERS   # processes reading uploads (0: a thread of this process)
+    csrf_key: bytes | None = None  # the form's CSRF key: the same in every process of one board (serve --workers)
 
 
 class Answer(Exception):
@@ -72,10 +75,14 @@ class Service:
         self.cfg = cfg
         self.store = cfg.store
         self.datas = dict(cfg.datas)
-        self.boards = Boards(self.store, self.datas, n_resamples=cfg.n_resamples, seed=cfg.seed, alpha=cfg.alpha)
-        self.csrf = Csrf()
-        self.sessions = Sessions()  # the maintainers' HTML view's logins
-        self.limiter = RateLimit(*cfg.rate)
+        self.boards = Boards(self.store, self.datas, n_resamples=cfg.n_resamples, seed=cfg.seed, alpha=cfg.alpha,
+                             background=True)
+        self.csrf = Csrf(cfg.csrf_key)
+        # the maintainers' HTML view's logins, valid in every process of one board: a key of their own, derived
+        # from the board's shared form key (a session MAC and a form MAC never share a key)
+        self.sessions = Sessions(hmac.new(cfg.csrf_key, b"maintainer sessions", hashlib.sha256).digest()
+                                 if cfg.csrf_key else None)
+        self.limiter = RateLimit(*cfg.rate, self.store)
         self.intake = IntakeWorkers(self.datas, cfg.intake_workers)
         self.held = {b: self.datas[b].version for b in BENCHMARKS if b in self.datas}
 
@@ -96,19 +103,21 @@ class Service:
         return f"address:{address}", None, 200
 
     def over_rate(self, who: str) -> JSONResponse | None:
-        wait = self.limiter.allow(who)
-        if wait is None:
+        """429 when ``who`` has its accepted submissions of the period, or too many attempts (this one is
+        counted); None to go on. The store holds the counts: every process on it shares the limit."""
+        over = self.limiter.check(who)
+        if over is None:
             return None
-        n, window = self.cfg.rate
-        return JSONResponse({"accepted": False, "problems": [
-            f"rate limit: at most {n} submissions per {window:g} s from one submitter; try again in "
-            f"{wait:.0f} s"]}, status_code=429, headers={"Retry-After": str(max(1, int(wait + 0.999)))})
+        wait, reason = over
+        return JSONResponse({"accepted": False, "problems": [reason]}, status_code=429,
+                            headers={"Retry-After": str(max(1, int(wait + 0.999)))})
 
     def keep(self, intake: Intake, *, filename: str | None, who: str,
              received: bytes) -> tuple[StoredSubmission, bool]:
-        """Score first (a failure keeps nothing), then keep in one transaction; a run already kept (by its
-        content key) is that entry; a run off the protocol is refused when the server says so, and a run a
-        maintainer deleted is refused saying so (409)."""
+        """Score first (a failure keeps nothing), then keep the submission, its score and its count against the
+        rate limit in one transaction (a limit reached meanwhile by another request or process: 429, nothing
+        kept); a run already kept (by its content key) is that entry; a run off the protocol is refused when the
+        server says so, and a run a maintainer deleted is refused saying so (409)."""
         from ..benchmarks.standard import entry_departures
         from ..leaderboard.submission import content_key
 
@@ -116,14 +125,17 @@ class Service:
         if departures and self.cfg.off_protocol == "refuse":
             raise Refused(f"this run departs from the {intake.data.benchmark} standard protocol "
                           f"({'; '.join(departures)}): this server takes runs of the standard protocol only")
-        self.boards.score(intake.submission, intake.data, intake.submission_bytes)
+        entry = self.boards.score(intake.submission, intake.data, intake.submission_bytes)
         try:
             return self.store.add(received=received, submission=intake.submission_bytes,
                                   benchmark=intake.data.benchmark, data_version=intake.data.version,
                                   model=intake.metadata["model"], kind=intake.kind, filename=filename, submitter=who,
-                                  content_key=content_key(intake.submission))
+                                  content_key=content_key(intake.submission),
+                                  score=self.boards.to_keep(entry, intake.data), rate=self.limiter.accepted(who))
         except DeletedBefore as exc:
             raise Refused(str(exc), status=409) from None
+        except OverRate as exc:
+            raise Refused([self.limiter.refusal(exc.wait)], 429) from None
 
     def placed(self, row: StoredSubmission):
         """(board, entry) of a stored submission: on the public board if it is there, else scored alone."""

@@ -86,8 +86,8 @@ def _field(name: str, label: str, hint: str = "", value: str = "") -> str:
 
 
 def submit_page(held: dict[str, str], csrf_token: str, *, require_token: bool, max_mb: float,
-                problems: list[str] | None = None, form: dict[str, str] | None = None) -> str:
-    """The form (with the refusal's problems above it when ``problems``)."""
+                problems: list[str] | None = None, form: dict[str, str] | None = None, rate: str | None = None) -> str:
+    """The form (with the refusal's problems above it when ``problems``); ``rate``: the rate limit, said."""
     form = form or {}
     out = []
     if problems:
@@ -98,7 +98,8 @@ def submit_page(held: dict[str, str], csrf_token: str, *, require_token: bool, m
     out.append(f"<p>This server scores submissions against the data it holds:</p><ul>{versions}</ul>"
                "<p>Upload a submission JSON as <code>medhorizon-tasks leaderboard make</code> writes it (the fields "
                "below are then not used), or an lmms-eval samples file or predictions JSONL with the fields "
-               f"filled in. At most {max_mb:.0f} MiB.</p>")
+               f"filled in. At most {max_mb:.0f} MiB.</p>"
+               + (f'<p id="rate">Rate limit: {escape(rate)}.</p>' if rate else ""))
     opts = "".join(f'<option value="{b}"{" selected" if form.get("benchmark") == b else ""}>{escape(BENCHMARK_NAMES[b])}'
                    "</option>" for b in BENCHMARKS if b in held)
     modes = "".join(f'<option value="{m}"{" selected" if form.get("mode") == m else ""}>{m}</option>'

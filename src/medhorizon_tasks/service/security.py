@@ -10,8 +10,9 @@ CSRF token, a rate limit per submitter, and the headers every page carries.
 * **Submitter tokens** (``--require-token``): issued by a maintainer, kept as hashes in the store.
 * **CSRF**: the form carries an HMAC of a random value that is also in a ``SameSite=Strict`` cookie; a
   POST whose two do not match (another site's form) is refused.
-* **Rate limit**: at most N submissions per window per submitter (token name) or, without a token, per
-  client address (behind a reverse proxy: the address it forwards, see ``--forwarded-allow-ips``).
+* **Rate limit**: at most N accepted submissions per window per submitter (token name) or, without a token,
+  per client address (behind a reverse proxy: the address it forwards, see ``--forwarded-allow-ips``), and a
+  much higher cap on attempts; counted in the store, shared by every process on it.
 """
 
 from __future__ import annotations
@@ -21,8 +22,6 @@ import hmac
 import os
 import secrets
 import threading
-import time
-from collections import deque
 from pathlib import Path
 
 from ..core.errors import MedHorizonError
@@ -202,28 +201,53 @@ def parse_rate(text: str) -> tuple[int, float]:
     return n, units[unit]
 
 
+_UNITS = {1.0: "second", 60.0: "minute", 3600.0: "hour", 86400.0: "day"}
+
+
+def per(window: float) -> str:
+    """``3600.0`` -> ``"hour"``; a window of no unit's length -> ``"90 s"``."""
+    return _UNITS.get(float(window), f"{window:g} s")
+
+
 class RateLimit:
-    """At most ``n`` events per ``window`` seconds per key (a sliding window, in memory)."""
+    """At most ``n`` **accepted** submissions per ``window`` seconds per submitter, and at most ``attempts``
+    attempts (every submission received, refused ones included: a much higher cap, default ``10 n``, at least
+    30) so that fixing a refused upload never locks anyone out. The counts are in the store
+    (:meth:`~.store.Store.attempt`, :meth:`~.store.Store.add`), so every process on one store shares them; an
+    accepted submission is counted in the transaction that keeps it."""
 
-    def __init__(self, n: int, window: float, *, clock=time.monotonic):
-        self.n, self.window, self.clock = n, window, clock
-        self._events: dict[str, deque] = {}
-        self._lock = threading.Lock()
+    ATTEMPTS_FACTOR, MIN_ATTEMPTS = 10, 30
 
-    def allow(self, key: str) -> float | None:
-        """None if ``key`` may go on now (and counts it), else the seconds until it may."""
-        now = self.clock()
-        with self._lock:
-            q = self._events.setdefault(key, deque())
-            while q and q[0] <= now - self.window:
-                q.popleft()
-            if len(q) >= self.n:
-                return max(0.0, q[0] + self.window - now)
-            q.append(now)
-            if len(self._events) > 100_000:  # forget idle keys: memory stays bounded under many addresses
-                for k in [k for k, v in self._events.items() if not v or v[-1] <= now - self.window]:
-                    del self._events[k]
-            return None
+    def __init__(self, n: int, window: float, store, *, attempts: int | None = None):
+        self.n, self.window, self.store = n, window, store
+        self.attempts = attempts or max(self.MIN_ATTEMPTS, self.ATTEMPTS_FACTOR * n)
+
+    def describe(self) -> str:
+        """The limit as the form and the refusals say it."""
+        return (f"at most {self.n} accepted submission{'s' if self.n != 1 else ''} per {per(self.window)} from one "
+                f"submitter (refused ones do not count; at most {self.attempts} attempts per {per(self.window)})")
+
+    def accepted(self, who: str):
+        from .store import Rate
+
+        return Rate(who, self.n, self.window, "accepted")
+
+    def check(self, who: str) -> tuple[float, str] | None:
+        """Before an upload is read: None if ``who`` may send it now (the attempt is counted), else (seconds to
+        wait, the reason)."""
+        from .store import Rate
+
+        wait = self.store.attempt(Rate(who, self.attempts, self.window, "attempt"))
+        if wait is not None:
+            return wait, (f"rate limit: more than {self.attempts} attempts per {per(self.window)} from one submitter; "
+                          f"try again in {wait:.0f} s")
+        wait = self.store.accepted_wait(self.accepted(who))
+        if wait is not None:
+            return wait, self.refusal(wait)
+        return None
+
+    def refusal(self, wait: float) -> str:
+        return f"rate limit: {self.describe()}; try again in {wait:.0f} s"
 
 
 # Every page: no framing, no guessing of types, no referrer to other sites, and scripts or styles only from

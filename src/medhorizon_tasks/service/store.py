@@ -21,7 +21,18 @@ Everything the service knows lives here, so the board is always rebuilt from it:
   its reason and time, and needs no column of its own.
 * ``submitters``: submitter tokens, kept as SHA-256 hashes only.
 * ``meta``: the schema version. A store written by a newer version of the
-  package is refused with a clear message, never read half-understood.
+  package is refused with a clear message, never read half-understood. And the
+  store's **generation**: a counter bumped in the same transaction as every write
+  that changes a board (a submission kept, hidden, restored, deleted, a score
+  kept), read at each request, so a process's memos follow writes made by any
+  other process on the same store (``serve --workers N``, replicas).
+* ``scores`` (private, never served): each submission's scored entry (JSON) and its
+  per-item correctness (bits), kept at acceptance in the submission's own
+  transaction under the scorer's key (:data:`~..leaderboard.build.SCORER_VERSION`,
+  resampling settings), deleted with the submission: a restarted service reads
+  its first board from them instead of scoring every submission again.
+* ``rate_events``: the rate limit's counts (accepted submissions, attempts) per
+  submitter, in the store so that every process shares one limit.
 
 Each write is one transaction: a server killed (SIGKILL) during a submission
 restarts with the whole submission or none of it. SQLite runs in WAL mode with
@@ -38,6 +49,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,9 +58,8 @@ from sqlalchemy import exc as sa_exc
 
 from ..core.errors import MedHorizonError
 
-__all__ = ["SCHEMA_VERSION", "Store", "StoredSubmission", "Action", "MARKS", "StoreError", "StoreFull", "NewerSchema",
-           "DeletedBefore",
-           "default_db_url", "open_store"]
+__all__ = ["SCHEMA_VERSION", "Store", "StoredSubmission", "StoredScore", "Action", "Rate", "MARKS", "StoreError",
+           "StoreFull", "OverRate", "NewerSchema", "DeletedBefore", "default_db_url", "open_store"]
 
 SCHEMA_VERSION = 1
 
@@ -100,6 +111,26 @@ _submitters = sa.Table(
 #: asked for, they are "not found", never handed to the database to overflow.
 MAX_ID = 2 ** 31 - 1
 
+# Added after schema version 1 (created on open by create_all; a store without them is upgraded in place, and a
+# version that does not know them ignores them).
+_scores = sa.Table(
+    "mh_scores", _md,
+    sa.Column("submission_id", sa.Integer, sa.ForeignKey("mh_submissions.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("scorer", sa.String(200), nullable=False),        # the scorer's key: version + resampling settings
+    sa.Column("data_version", sa.String(64), nullable=False),
+    sa.Column("entry", sa.Text, nullable=False),                # the scored entry (JSON), private
+    sa.Column("correct", sa.LargeBinary, nullable=False),       # per-item correctness (packed bits), private
+)
+_rate = sa.Table(
+    "mh_rate_events", _md,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("who", sa.String(300), nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),           # accepted | attempt
+    sa.Column("at", sa.Float, nullable=False),                  # Unix time: one clock for every process
+    sa.Index("ix_mh_rate_who", "who", "kind", "at"),
+    sa.Index("ix_mh_rate_at", "at"),
+)
+
 STATES = ("public", "hidden")
 ACTIONS = {"hide": "hidden", "restore": "public", "delete": None}
 MARKS = ("verify", "unverify")  # actions that leave the state as it is: they set or clear the verified mark
@@ -125,6 +156,36 @@ class DeletedBefore(StoreError):
         super().__init__(f"this run was entry {action.submission_id}, deleted by the board's maintainer on "
                          f"{action.at} (reason: {action.reason}); it is not accepted again unless a maintainer "
                          f"restores it (POST /api/submissions/{action.submission_id}/restore)")
+
+
+class OverRate(Exception):
+    """A rate limit is reached: nothing was written; ``wait``: seconds until the oldest counted event leaves the
+    window."""
+
+    def __init__(self, wait: float):
+        super().__init__(f"try again in {wait:.0f} s")
+        self.wait = wait
+
+
+@dataclass(frozen=True)
+class StoredScore:
+    """A submission's kept score (private): the scorer's key, the data version, the entry JSON, correctness bits."""
+
+    submission_id: int
+    scorer: str
+    data_version: str
+    entry: str
+    correct: bytes
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A limit of ``n`` events of ``kind`` per ``window`` seconds for one submitter ``who``."""
+
+    who: str
+    n: int
+    window: float
+    kind: str = "accepted"
 
 
 @dataclass(frozen=True)
@@ -237,6 +298,8 @@ class Store:
                     stored = SCHEMA_VERSION
                 else:
                     stored = int(row[0])
+                if con.execute(sa.select(_meta.c.value).where(_meta.c.key == "generation")).first() is None:
+                    con.execute(_meta.insert().values(key="generation", value="0"))
         except sa_exc.IntegrityError:  # another process created it at the same moment
             return self._open()
         except sa_exc.DBAPIError as exc:
@@ -274,11 +337,14 @@ class Store:
     # -------------------------------------------------------------- submissions
 
     def add(self, *, received: bytes, submission: bytes | None, benchmark: str, data_version: str, model: str,
-            kind: str, filename: str | None, submitter: str | None,
-            content_key: str | None = None) -> tuple[StoredSubmission, bool]:
-        """Keep one accepted submission (one transaction). Returns ``(row, True)``, or ``(the row already
-        holding these bytes or this content, False)``; :class:`DeletedBefore` when a maintainer deleted the
-        same content and has not restored it; :class:`StoreFull` when the disk is full (nothing written)."""
+            kind: str, filename: str | None, submitter: str | None, content_key: str | None = None,
+            score: StoredScore | None = None, rate: Rate | None = None) -> tuple[StoredSubmission, bool]:
+        """Keep one accepted submission, with its ``score`` (private), in one transaction. Returns ``(row, True)``,
+        or ``(the row already holding these bytes or this content, False)``; :class:`DeletedBefore` when a
+        maintainer deleted the same content and has not restored it; :class:`StoreFull` when the disk is full;
+        :class:`OverRate` when ``rate``'s submitter already has ``rate.n`` accepted submissions in the window
+        (counted in the same transaction as the insert, so two processes cannot both admit the last one);
+        nothing is written then."""
         sha = hashlib.sha256(received).hexdigest()
         existing = self._existing(sha, content_key)
         if existing is not None:
@@ -292,7 +358,18 @@ class Store:
                       content_key=content_key)
         try:
             with self.engine.begin() as con:
+                self._bump(con)  # first: it takes the store's write lock (see _bump) before the rate is counted
+                if rate is not None:
+                    now = time.time()
+                    wait = self._over(con, rate, now)
+                    if wait is not None:
+                        raise OverRate(wait)
+                    con.execute(_rate.insert().values(who=rate.who, kind=rate.kind, at=now))
                 new_id = con.execute(_subs.insert().values(**values).returning(_subs.c.id)).scalar_one()
+                if score is not None:
+                    con.execute(_scores.insert().values(submission_id=new_id, scorer=score.scorer,
+                                                        data_version=score.data_version, entry=score.entry,
+                                                        correct=score.correct))
         except sa_exc.IntegrityError:
             existing = self._existing(sha, content_key)  # the same run, sent at the same moment by another request
             if existing is None:
@@ -304,6 +381,87 @@ class Store:
                                 "try again later, and tell the board's maintainer") from None
             raise
         return self.get(new_id), True
+
+    # -------------------------------------------------------------- generation, scores, rate counts
+
+    @staticmethod
+    def _bump(con) -> None:
+        """Count one more change of the boards. An UPDATE of one row: on SQLite it takes the database's write lock
+        (the statement that opens the transaction, so no older snapshot can go stale), on PostgreSQL the row's
+        lock; either way the transactions that bump are one at a time, and what they count next is current."""
+        con.execute(_meta.update().where(_meta.c.key == "generation").values(
+            value=sa.cast(sa.cast(_meta.c.value, sa.Integer) + 1, sa.String)))
+
+    def generation(self) -> int:
+        """The store's generation: changed by every write that changes a board, in any process."""
+        with self.engine.connect() as con:
+            value = con.execute(sa.select(_meta.c.value).where(_meta.c.key == "generation")).scalar()
+        return int(value or 0)
+
+    def scores(self, ids: list[int] | None = None) -> dict[int, StoredScore]:
+        """The kept scores of ``ids`` (all when None), by submission id; a submission without one is absent."""
+        out: dict[int, StoredScore] = {}
+        with self.engine.connect() as con:
+            chunks = [None] if ids is None else [ids[k:k + 500] for k in range(0, len(ids), 500)]
+            for chunk in chunks:
+                q = sa.select(*_scores.c)
+                if chunk is not None:
+                    q = q.where(_scores.c.submission_id.in_(chunk))
+                for r in con.execute(q):
+                    out[r[0]] = StoredScore(r[0], r[1], r[2], r[3], bytes(r[4]))
+        return out
+
+    def keep_score(self, score: StoredScore) -> bool:
+        """Keep (or replace) a submission's score; False when the submission is gone (deleted meanwhile) or the
+        store is full (the score is then made again when next needed)."""
+        try:
+            with self.engine.begin() as con:
+                self._bump(con)
+                if con.execute(sa.select(_subs.c.id).where(_subs.c.id == score.submission_id)).first() is None:
+                    return False
+                con.execute(_scores.delete().where(_scores.c.submission_id == score.submission_id))
+                con.execute(_scores.insert().values(**score.__dict__))
+        except sa_exc.OperationalError as exc:
+            if _is_full(exc):
+                return False
+            raise
+        return True
+
+    @staticmethod
+    def _over(con, rate: Rate, now: float) -> float | None:
+        """Seconds until ``rate.who`` may have one more event of ``rate.kind``, or None if it may now."""
+        recent = (_rate.c.who == rate.who) & (_rate.c.kind == rate.kind) & (_rate.c.at > now - rate.window)
+        count = con.execute(sa.select(sa.func.count()).select_from(_rate).where(recent)).scalar_one()
+        if count < rate.n:
+            return None
+        oldest = con.execute(sa.select(_rate.c.at).where(recent).order_by(_rate.c.at)
+                             .offset(count - rate.n).limit(1)).scalar_one()
+        return max(0.0, oldest + rate.window - now)
+
+    def attempt(self, rate: Rate) -> float | None:
+        """Count one attempt of ``rate.who`` unless it already made ``rate.n`` in the window (then the seconds
+        until it may, and nothing is counted); events older than the window are forgotten here."""
+        now = time.time()
+        try:
+            with self.engine.begin() as con:
+                if self.dialect == "postgresql":
+                    key = int.from_bytes(hashlib.sha256(rate.who.encode()).digest()[:8], "big", signed=True)
+                    con.execute(sa.select(sa.func.pg_advisory_xact_lock(key)))
+                # on SQLite the DELETE is the first statement: it takes the write lock before anything is counted
+                con.execute(_rate.delete().where(_rate.c.at <= now - max(rate.window, 86400.0)))
+                wait = self._over(con, rate, now)
+                if wait is None:
+                    con.execute(_rate.insert().values(who=rate.who, kind=rate.kind, at=now))
+        except sa_exc.OperationalError as exc:
+            if _is_full(exc):  # a full store cannot count: the upload goes on, to be refused as full (507)
+                return None
+            raise
+        return wait
+
+    def accepted_wait(self, rate: Rate) -> float | None:
+        """Seconds until ``rate.who`` may have one more accepted submission, or None (a read: nothing counted)."""
+        with self.engine.connect() as con:
+            return self._over(con, rate, time.time())
 
     def _rows(self, where=None) -> list[StoredSubmission]:
         q = sa.select(*[_subs.c[c] for c in _COLUMNS]).order_by(_subs.c.id)
@@ -370,6 +528,7 @@ class Store:
         if not _id_in_range(sub_id):
             raise KeyError(sub_id)
         with self.engine.begin() as con:
+            self._bump(con)
             row = con.execute(sa.select(_subs.c.sha256, _subs.c.model, _subs.c.content_key)
                               .where(_subs.c.id == sub_id).with_for_update()).first()
             if row is None:
@@ -383,6 +542,7 @@ class Store:
             elif action in MARKS:
                 pass
             elif ACTIONS[action] is None:
+                con.execute(_scores.delete().where(_scores.c.submission_id == sub_id))
                 con.execute(_subs.delete().where(_subs.c.id == sub_id))
             else:
                 con.execute(_subs.update().where(_subs.c.id == sub_id).values(state=ACTIONS[action]))

@@ -32,7 +32,8 @@ def board_html(request: Request, svc: Service = Depends(service)):
 @router.get("/api/board")
 def board_api(svc: Service = Depends(service)):
     rows, verified = _marks(svc)
-    return JSONResponse(annotate_json(board_json(*svc.boards.boards()), rows, verified, svc.datas))
+    return JSONResponse(annotate_json(board_json(*svc.boards.boards(), rescoring=svc.boards.rescoring()), rows,
+                                      verified, svc.datas))
 
 
 @router.get("/board.csv")

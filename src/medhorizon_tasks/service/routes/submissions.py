@@ -23,7 +23,8 @@ router = APIRouter()
 def _form_page(svc: Service, *, status: int = 200, **kw) -> HTMLResponse:
     value = svc.csrf.new_value()
     response = HTMLResponse(pages.submit_page(svc.held, svc.csrf.form_token(value), require_token=svc.cfg.require_token,
-                                              max_mb=svc.cfg.max_upload_mb, **kw), status_code=status)
+                                              max_mb=svc.cfg.max_upload_mb, rate=svc.limiter.describe(), **kw),
+                            status_code=status)
     response.set_cookie(Csrf.COOKIE, value, httponly=True, samesite="strict")
     return response
 
