@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["PROBES", "task_path", "auto_task_folder", "NO_AUTO_TASKS_ENV", "TESTED_VERSIONS"]
+__all__ = ["PROBES", "task_path", "auto_task_folder", "NO_AUTO_TASKS_ENV"]
 
 _BASE = "medhorizon_tasks.adapters.lmms_eval"
 
@@ -24,7 +24,6 @@ PROBES = {
 }
 
 NO_AUTO_TASKS_ENV = "MEDHORIZON_NO_AUTO_TASKS"
-TESTED_VERSIONS = ("0.7.",)  # lmms-eval versions whose TaskManager the start-up hook extends
 
 
 def task_path() -> Path:
@@ -36,14 +35,12 @@ def task_path() -> Path:
 
 def auto_task_folder() -> bool:
     """Whether lmms-eval's start-up adds :func:`task_path` to its task search path (:mod:`.startup`): not when
-    ``MEDHORIZON_NO_AUTO_TASKS`` is set, nor for an lmms-eval version it was not tested with."""
+    ``MEDHORIZON_NO_AUTO_TASKS`` is set, nor for an lmms-eval outside the supported range (:mod:`.versions`)."""
     from ...core.settings import env_flag
 
     if env_flag(NO_AUTO_TASKS_ENV):
         return False
-    from importlib.metadata import PackageNotFoundError, version
+    from .versions import in_range, installed_version
 
-    try:
-        return version("lmms-eval").startswith(TESTED_VERSIONS)
-    except PackageNotFoundError:
-        return False
+    found = installed_version()
+    return found is not None and in_range(found)
