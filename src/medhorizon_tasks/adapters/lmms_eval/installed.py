@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["lmms_eval_folder", "task_folders", "installed_tasks", "installed_models", "InstalledModels",
+__all__ = ["lmms_eval_folder", "task_folders", "installed_tasks", "our_tasks", "installed_models", "InstalledModels",
            "closest", "unknown_task_problem", "unknown_model_problem", "wrapper_arg_names", "OUR_MODELS",
            "TASK_LIST_HINT", "MODEL_LIST_HINT", "is_task_listing"]
 
@@ -198,6 +198,13 @@ def _installed_tasks(include_paths: tuple[str, ...]) -> tuple[tuple[str, str], .
         if folder.is_dir():
             index.update(_index_folder(folder, cache))
     return tuple(index.items())
+
+
+def our_tasks() -> dict[str, str]:
+    """This package's task, group and tag names (its task folder alone), as :func:`installed_tasks` gives them."""
+    from .ours import task_path
+
+    return _index_folder(task_path(), {})
 
 
 def is_task_listing(tasks: str) -> bool:
