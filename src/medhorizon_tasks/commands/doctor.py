@@ -65,8 +65,8 @@ def _version(distribution: str) -> str | None:
 
 def _lmms_eval() -> dict:
     from ..adapters.lmms_eval import versions
-    from ..adapters.lmms_eval.installed import installed_tasks, lmms_eval_folder, our_tasks
-    from ..adapters.lmms_eval.ours import auto_task_folder
+    from ..adapters.lmms_eval.installed import installed_tasks, our_tasks
+    from ..adapters.lmms_eval.versions import auto_task_folder, lmms_eval_folder
 
     found = versions.installed_version()
     out: dict = {"installed": found is not None, "supported": versions.SUPPORTED}

@@ -3,7 +3,7 @@
 :mod:`.manifest` registers :data:`PROBES` (and :mod:`.bridges.manifest` the
 bridges) through lmms-eval's ``lmms_eval.models`` entry point; the start-up
 hook adds :func:`task_path` to lmms-eval's task search path when
-:func:`auto_task_folder` says so. :mod:`.installed` reads the same facts to
+:func:`.versions.auto_task_folder` says so. :mod:`.installed` reads the same facts to
 know, before lmms-eval starts, which names a run will find.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["PROBES", "task_path", "auto_task_folder", "NO_AUTO_TASKS_ENV"]
+__all__ = ["PROBES", "task_path", "NO_AUTO_TASKS_ENV"]
 
 _BASE = "medhorizon_tasks.adapters.lmms_eval"
 
@@ -31,16 +31,3 @@ def task_path() -> Path:
     from importlib.resources import files
 
     return Path(str(files("medhorizon_tasks.task_yaml")))
-
-
-def auto_task_folder() -> bool:
-    """Whether lmms-eval's start-up adds :func:`task_path` to its task search path (:mod:`.startup`): not when
-    ``MEDHORIZON_NO_AUTO_TASKS`` is set, nor for an lmms-eval outside the supported range (:mod:`.versions`)."""
-    from ...core.settings import env_flag
-
-    if env_flag(NO_AUTO_TASKS_ENV):
-        return False
-    from .versions import in_range, installed_version
-
-    found = installed_version()
-    return found is not None and in_range(found)

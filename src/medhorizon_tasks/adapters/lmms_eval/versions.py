@@ -23,7 +23,8 @@ import importlib.util
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["SUPPORTED", "DISTRIBUTION", "installed_version", "in_range", "range_problem", "NEWER_TASK_FIELDS",
+__all__ = ["SUPPORTED", "DISTRIBUTION", "installed_version", "in_range", "range_problem", "lmms_eval_folder",
+           "auto_task_folder", "NEWER_TASK_FIELDS",
            "task_config_fields", "missing_task_fields", "drop_unknown_task_fields", "model_problems",
            "model_problem", "generation_result_class", "feature_lines"]
 
@@ -69,16 +70,32 @@ def range_problem(found: str | None = None) -> str | None:
 
 # ------------------------------------------------------------------ task fields
 
-def _lmms_eval_folder() -> Path | None:
-    from .installed import lmms_eval_folder
+def lmms_eval_folder() -> Path | None:
+    """The installed ``lmms_eval`` package's folder, found without importing it (None when it is absent)."""
+    try:
+        spec = importlib.util.find_spec("lmms_eval")  # a top-level name: finds the package, imports nothing
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
 
-    return lmms_eval_folder()
+
+def auto_task_folder() -> bool:
+    """Whether lmms-eval's start-up adds this package's task folder to its search path (:mod:`.startup`): not when
+    ``MEDHORIZON_NO_AUTO_TASKS`` is set, nor for an lmms-eval outside :data:`SUPPORTED`."""
+    from ...core.settings import env_flag
+    from .ours import NO_AUTO_TASKS_ENV
+
+    if env_flag(NO_AUTO_TASKS_ENV):
+        return False
+    found = installed_version()
+    return found is not None and in_range(found)
 
 
 def task_config_fields(root: Path | None = None) -> frozenset[str] | None:
     """The fields of the installed lmms-eval's ``TaskConfig``, read from ``lmms_eval/api/task.py`` (None when it
     cannot be read)."""
-    root = _lmms_eval_folder() if root is None else root
+    root = lmms_eval_folder() if root is None else root
     tree = _tree(root / "api" / "task.py") if root is not None else None
     if tree is None:
         return None
@@ -208,7 +225,7 @@ def _our_models() -> dict[str, str]:
 def model_problems(root: Path | None = None) -> dict[str, list[str]]:
     """``{model: the lmms-eval names it imports that the installed lmms-eval lacks}`` for this package's models
     (all of them missing everything when lmms-eval is absent)."""
-    root = _lmms_eval_folder() if root is None else root
+    root = lmms_eval_folder() if root is None else root
     out = {}
     for name, class_path in _our_models().items():
         path = _our_module_file(class_path)
