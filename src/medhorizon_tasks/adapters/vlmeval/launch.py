@@ -506,8 +506,13 @@ Refused (exit 2) before loading anything: a dataset or model name that is
 none of this package's or VLMEvalKit's (one line, the closest names), --limit 0,
 an option a probe in --config does not take, a failing pre-flight of the release
 data and videos, predictions in --work-dir that another package, data or video
-version made (VLMEvalKit would silently reuse them), or a model folder
-(<work-dir>/<model>) held by another launcher still running.
+version made (VLMEvalKit would silently reuse them), a model folder
+(<work-dir>/<model>) held by another launcher still running, or a VLMEvalKit
+that cannot be imported (the missing module and its install line, before any
+folder is held). VLMEvalKit's run.py is called wherever the install keeps it
+(ms-vlmeval's vlmeval/run.py, a git checkout's root run.py); two installed
+distributions of vlmeval are named, with the one that runs
+(`medhorizon-tasks doctor` says more).
 
 exit status: 0 the run counts; 1 it failed or is incomplete; 2 refused.
 
