@@ -39,27 +39,31 @@ def _seed(venv: Path) -> Path | None:
 
 
 def lmms_eval_venv(version: str) -> Path:
-    """A venv with ``lmms-eval==version`` installed first and this package (``[lmms]``, editable) after it."""
+    """A venv with ``lmms-eval==version`` installed first (or, when ``version`` is a folder, that lmms-eval
+    checkout installed editable) and this package (``[lmms]``, editable) after it."""
     ROOT.mkdir(parents=True, exist_ok=True)
-    venv = ROOT / f"lmms-eval-{version}"
+    checkout = os.sep in version
+    name = f"git-{hashlib.sha256(version.encode()).hexdigest()[:8]}" if checkout else version
+    venv = ROOT / f"lmms-eval-{name}"
     python = venv / "bin" / "python"
-    want = f"lmms-eval=={version} {hashlib.sha256((REPO / 'pyproject.toml').read_bytes()).hexdigest()}"
+    requirement = ["-e", version] if checkout else [f"lmms-eval=={version}"]
+    want = f"{' '.join(requirement)} {hashlib.sha256((REPO / 'pyproject.toml').read_bytes()).hexdigest()}"
     ready = venv / ".medhorizon-ready"
-    with FileLock(str(ROOT / f"lmms-eval-{version}.lock")):
+    with FileLock(str(ROOT / f"lmms-eval-{name}.lock")):
         if ready.is_file() and ready.read_text() == want:
             return venv
-        log = ROOT / f"lmms-eval-{version}.log"
+        log = ROOT / f"lmms-eval-{name}.log"
         framework = venv / ".framework-ready"
         if not framework.is_file():
-            seed = _seed(venv)
-            if seed is not None:  # another version's venv, hard-linked: pip replaces only what differs
-                shutil.rmtree(venv, ignore_errors=True)
-                subprocess.run(["cp", "-al", str(seed), str(venv)], check=True)
-                for marker in (venv / ".framework-ready", ready):
-                    marker.unlink(missing_ok=True)
-            else:
-                subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-            _pip(python, f"lmms-eval=={version}", *TORCH, log=log)
+            if not python.exists():
+                seed = _seed(venv)
+                if seed is not None:  # another version's venv, hard-linked: pip replaces only what differs
+                    subprocess.run(["cp", "-al", str(seed), str(venv)], check=True)
+                    for marker in (venv / ".framework-ready", ready):
+                        marker.unlink(missing_ok=True)
+                else:
+                    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            _pip(python, *requirement, *TORCH, log=log)  # over whatever is there: never a cleared venv
             framework.write_text(version)
         _pip(python, "-e", f"{REPO}[lmms]", log=log)
         ready.write_text(want)
