@@ -28,8 +28,9 @@ SITE = f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packag
 
 
 def _pip(python: Path, *args: str) -> None:
-    subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
-                    "--no-build-isolation", "-q", *args], check=True, capture_output=True, text=True)
+    done = subprocess.run([str(python), "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "-q",
+                           *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 @pytest.fixture(scope="module")

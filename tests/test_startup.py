@@ -67,6 +67,7 @@ def test_a_task_field_the_installed_taskconfig_lacks_is_dropped_for_our_tasks_on
     @dataclasses.dataclass
     class TaskConfig(dict):  # 0.6's shape: no reasoning_tags
         task: str = None
+        dataset_kwargs: dict = None
         metadata: dict = None
 
     monkeypatch.setattr(lmms_eval.api.task, "TaskConfig", TaskConfig)
@@ -76,6 +77,11 @@ def test_a_task_field_the_installed_taskconfig_lacks_is_dropped_for_our_tasks_on
     with pytest.raises(TypeError, match="reasoning_tags"):
         TaskConfig(task="videomme", reasoning_tags="none")  # another package's task: lmms-eval's own behaviour
     assert not hasattr(TaskConfig.__init__.__wrapped__, "_medhorizon_fields")  # one wrapper, over the original
+    # the placeholder data file is found from any working directory (lmms-eval < 0.7.3 reads it from there)
+    files = {"test": "_placeholder.jsonl"}
+    ours = TaskConfig(task="medhorizon_synthetic", dataset_kwargs={"data_files": files})
+    assert ours.dataset_kwargs["data_files"]["test"] == str(task_path() / "_placeholder.jsonl")
+    assert TaskConfig(task="videomme", dataset_kwargs={"data_files": files}).dataset_kwargs["data_files"] == files
 
 
 def test_the_opt_out_leaves_lmms_eval_alone(recording, monkeypatch):

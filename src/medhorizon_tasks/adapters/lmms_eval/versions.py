@@ -6,7 +6,9 @@
 * **Task fields newer than 0.6** (:data:`NEWER_TASK_FIELDS`): the task YAMLs carry them (``reasoning_tags:
   none``: lmms-eval's own stripping of reasoning blocks off, this package's scorers strip them); a ``TaskConfig``
   without the field would refuse every task (``unexpected keyword argument``), so the start-up drops the fields
-  the installed ``TaskConfig`` does not have, for this package's tasks only (:func:`drop_unknown_task_fields`).
+  the installed ``TaskConfig`` does not have, for this package's tasks only (:func:`drop_unknown_task_fields`),
+  which also anchors the tasks' placeholder ``data_files`` at the task folder (lmms-eval does so itself only
+  from 0.7.3; before, a run from any other folder would not find it).
   Known by the field's presence, never by a version string.
 * **What each of this package's models imports from lmms-eval** (:func:`model_problems`): read from the model
   module's ``from lmms_eval... import ...`` lines and looked up in the installed lmms-eval's files, so a bridge
@@ -113,28 +115,43 @@ def missing_task_fields(fields: frozenset[str] | None = None) -> list[str]:
 
 
 def drop_unknown_task_fields() -> list[str]:
-    """Inside lmms-eval: make its ``TaskConfig`` drop, for this package's tasks, the :data:`NEWER_TASK_FIELDS` it
-    does not have (idempotent). Returns the fields dropped."""
+    """Inside lmms-eval: make its ``TaskConfig``, for this package's tasks, drop the :data:`NEWER_TASK_FIELDS` it
+    does not have, and read the placeholder ``data_files`` relative to the task folder (lmms-eval resolves them
+    against the YAML's folder only from 0.7.3; before, against the working directory). Idempotent. Returns the
+    fields dropped."""
     import dataclasses
 
     from lmms_eval.api.task import TaskConfig
 
+    from .ours import task_path
+
     have = {f.name for f in dataclasses.fields(TaskConfig)}
     missing = [name for name in NEWER_TASK_FIELDS if name not in have]
     original = TaskConfig.__init__
-    if not missing or getattr(original, "_medhorizon_fields", None) is not None:
+    if getattr(original, "_medhorizon_fields", None) is not None:
         return missing
+    folder = task_path()
 
     def __init__(self, *args, **kwargs):
         if str(kwargs.get("task") or "").startswith(_OUR_PREFIXES):
             for name in missing:
                 kwargs.pop(name, None)
+            kwargs = _anchored_data_files(kwargs, folder)
         original(self, *args, **kwargs)
 
     __init__._medhorizon_fields = tuple(missing)
     __init__.__wrapped__ = original
     TaskConfig.__init__ = __init__
     return missing
+
+
+def _anchored_data_files(config: dict, folder: Path) -> dict:
+    dataset_kwargs = config.get("dataset_kwargs")
+    files = dataset_kwargs.get("data_files") if isinstance(dataset_kwargs, dict) else None
+    if not isinstance(files, dict):
+        return config
+    anchored = {k: str(folder / v) if isinstance(v, str) and not Path(v).is_absolute() else v for k, v in files.items()}
+    return {**config, "dataset_kwargs": {**dataset_kwargs, "data_files": anchored}}
 
 
 # ------------------------------------------------------------------ what our models import
