@@ -4,7 +4,7 @@ What it does around VLMEvalKit's ``run.py`` ``main()`` (run in this process, so 
 registration is seen; ``vlmeval.run`` in ms-vlmeval, the checkout's root ``run.py`` in a git install:
 :mod:`.versions`):
 
-1. refuses before anything is loaded (exit status 2) when the pre-flight of a
+1. refuses (exit status 2; the pre-flight before VLMEvalKit is imported) when the pre-flight of a
    release dataset fails -- the lmms-eval path's check and message
    (``MEDHORIZON_ALLOW_VIDEO_ERRORS=1`` to run anyway) -- or when the work dir
    holds predictions VLMEvalKit would reuse that another package, data or video
