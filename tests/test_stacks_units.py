@@ -57,7 +57,7 @@ def test_version_facts_are_read_from_the_frameworks_files(tmp_path):
 
 
 @pytest.mark.parametrize("found, inside", [("0.6.0", True), ("0.6.1", True), ("0.7", True), ("0.7.2", True),
-                                           ("0.7.3", True), ("0.5.0", False), ("0.8.0", False), ("1.0", False)])
+                                           ("0.7.3", True), ("0.7.1", False), ("0.5.0", False), ("0.8.0", False), ("1.0", False)])
 def test_the_lmms_eval_range(found, inside):
     assert lmms.in_range(found) is inside
     assert (lmms.range_problem(found) is None) is inside
@@ -128,3 +128,7 @@ def test_the_stacks_page_is_in_the_nav_and_the_readme():
     readme = (ROOT / "README.md").read_text()
     assert "(docs/stacks.md)" in readme
     assert readme.index("```bash\napt-get update") < readme.index("docs/stacks.md")  # the first command stays first
+
+
+def test_a_broken_release_is_outside_the_range_with_its_reason():
+    assert "cannot build its task index" in lmms.range_problem("0.7.1")

@@ -1,7 +1,7 @@
 """What differs between the lmms-eval versions this package supports, in one place.
 
-* **The range**: :data:`SUPPORTED` -- every PyPI release from 0.6.0 through 0.7.x, and git main (whose version
-  string is 0.7.2). ``pyproject.toml``'s ``lmms`` extra asks for the same range, so pip keeps an lmms-eval a
+* **The range**: :data:`SUPPORTED` -- every PyPI release from 0.6.0 through 0.7.x but 0.7.1, which cannot load
+  any task (:data:`BROKEN`), and git main (whose version string is 0.7.2). ``pyproject.toml``'s ``lmms`` extra asks for the same range, so pip keeps an lmms-eval a
   user already has inside it (an editable checkout included).
 * **Task fields newer than 0.6** (:data:`NEWER_TASK_FIELDS`): the task YAMLs carry them (``reasoning_tags:
   none``: lmms-eval's own stripping of reasoning blocks off, this package's scorers strip them); a ``TaskConfig``
@@ -31,8 +31,11 @@ __all__ = ["SUPPORTED", "DISTRIBUTION", "installed_version", "in_range", "range_
            "model_problem", "generation_result_class", "feature_lines"]
 
 DISTRIBUTION = "lmms-eval"
-#: the lmms-eval versions this package is tested with (docs/stacks.md: what ran against each)
-SUPPORTED = ">=0.6.0,<0.8"
+#: the lmms-eval versions this package is tested with (docs/stacks.md: what ran against each), less the releases
+#: that cannot run any task at all (:data:`BROKEN`)
+SUPPORTED = ">=0.6.0,<0.8,!=0.7.1"
+BROKEN = {"0.7.1": "its wheel lacks its own task templates (tasks/*/_default_template_yaml): lmms-eval cannot build "
+                   "its task index, for any task"}
 #: TaskConfig fields this package's task YAMLs set that older lmms-eval versions do not have, and what is lost
 #: without them
 NEWER_TASK_FIELDS = {
@@ -66,7 +69,8 @@ def range_problem(found: str | None = None) -> str | None:
     found = installed_version() if found is None else found
     if found is None or in_range(found):
         return None
-    return (f"lmms-eval {found} is outside the supported range {SUPPORTED} (docs/stacks.md); "
+    why = f": {BROKEN[found]}" if found in BROKEN else ""
+    return (f"lmms-eval {found} is outside the supported range {SUPPORTED}{why} (docs/stacks.md); "
             f"`pip install \"lmms-eval{SUPPORTED}\"` installs a supported one")
 
 
