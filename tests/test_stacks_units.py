@@ -132,3 +132,15 @@ def test_the_stacks_page_is_in_the_nav_and_the_readme():
 
 def test_a_broken_release_is_outside_the_range_with_its_reason():
     assert "cannot build its task index" in lmms.range_problem("0.7.1")
+
+
+def test_an_install_without_its_own_task_templates_is_named(tmp_path):
+    """PyPI's lmms-eval 0.7.1 and 0.7.2 wheels ship no extensionless templates: no task loads, not even lmms-eval's
+    own. Found from the files, so a git checkout calling itself 0.7.2 (which has them) is not named."""
+    root = tmp_path / "lmms_eval"
+    (root / "tasks" / "a").mkdir(parents=True)
+    (root / "tasks" / "a" / "a.yaml").write_text("include: _default_template_yaml\ntask: a\n")
+    assert lmms.missing_templates(root) == ["tasks/a/_default_template_yaml"]
+    assert "cannot build its task index" in lmms.templates_problem(root)
+    (root / "tasks" / "a" / "_default_template_yaml").write_text("output_type: generate_until\n")
+    assert lmms.missing_templates(root) == [] and lmms.templates_problem(root) is None

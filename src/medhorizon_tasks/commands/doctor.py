@@ -84,6 +84,7 @@ def _lmms_eval() -> dict:
         "differs": versions.feature_lines(),
     })
     problems = [versions.range_problem(found)] if not out["in_range"] else []
+    problems += [p for p in [versions.templates_problem()] if p]
     out["problems"] = problems
     return out
 

@@ -65,9 +65,23 @@ def install() -> None:
               "pass --include_path \"$(medhorizon-tasks task-path)\"")
     args = cli_arguments(sys.argv)
     if args is not None:
+        _say_broken_install()
         if dropped and _names_ours(args.tasks):
             _say_features()
         check_cli_run(args)
+
+
+def _say_broken_install() -> None:
+    """One line when lmms-eval's own task templates are missing (it then fails on every task, not ours alone)."""
+    from ...runs.preflight import is_main_process
+    from .versions import templates_problem
+
+    try:
+        problem = templates_problem()
+    except Exception:  # noqa: BLE001 - a check, never a reason to break lmms-eval's start-up
+        return
+    if problem and is_main_process():
+        _warn(problem)
 
 
 def _say_features() -> None:

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import re
 from functools import lru_cache
 from pathlib import Path
 
 __all__ = ["SUPPORTED", "DISTRIBUTION", "installed_version", "in_range", "range_problem", "lmms_eval_folder",
-           "auto_task_folder", "NEWER_TASK_FIELDS",
+           "auto_task_folder", "missing_templates", "templates_problem", "NEWER_TASK_FIELDS",
            "task_config_fields", "missing_task_fields", "drop_unknown_task_fields", "model_problems",
            "model_problem", "generation_result_class", "feature_lines"]
 
@@ -36,6 +37,7 @@ DISTRIBUTION = "lmms-eval"
 SUPPORTED = ">=0.6.0,<0.8,!=0.7.1"
 BROKEN = {"0.7.1": "its wheel lacks its own task templates (tasks/*/_default_template_yaml): lmms-eval cannot build "
                    "its task index, for any task"}
+_INCLUDE = re.compile(r"""^include[ \t]*:[ \t]*["']?([^"'#\s]+)""", re.M)
 #: TaskConfig fields this package's task YAMLs set that older lmms-eval versions do not have, and what is lost
 #: without them
 NEWER_TASK_FIELDS = {
@@ -72,6 +74,36 @@ def range_problem(found: str | None = None) -> str | None:
     why = f": {BROKEN[found]}" if found in BROKEN else ""
     return (f"lmms-eval {found} is outside the supported range {SUPPORTED}{why} (docs/stacks.md); "
             f"`pip install \"lmms-eval{SUPPORTED}\"` installs a supported one")
+
+
+def missing_templates(root: Path | None = None) -> list[str]:
+    """The task templates lmms-eval's own task YAMLs ``include:`` that its install lacks (PyPI's 0.7.1 and 0.7.2
+    wheels ship none of the extensionless ``_default_template_yaml`` files: no task loads, not even its own; a git
+    checkout calling itself 0.7.2 has them). Read from the files; relative to ``root``."""
+    root = lmms_eval_folder() if root is None else root
+    tasks = root / "tasks" if root is not None else None
+    if tasks is None or not tasks.is_dir():
+        return []
+    missing = set()
+    for path in tasks.rglob("*.yaml"):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for name in _INCLUDE.findall(text):
+            if not (path.parent / name).exists():
+                missing.add(str((path.parent / name).relative_to(root)))
+    return sorted(missing)
+
+
+def templates_problem(root: Path | None = None) -> str | None:
+    """One line when the installed lmms-eval cannot load any task because its own templates are missing."""
+    missing = missing_templates(root)
+    if not missing:
+        return None
+    return (f"lmms-eval {installed_version()} lacks {len(missing)} of its own task templates (e.g. {missing[0]}): it "
+            f"cannot build its task index, for any task (PyPI's 0.7.1 and 0.7.2 wheels); "
+            f"`pip install \"lmms-eval==0.7.3\"` or a git checkout has them")
 
 
 # ------------------------------------------------------------------ task fields
