@@ -51,7 +51,7 @@ def test_the_synthetic_data_is_inferred_from_the_samples_of_a_synthetic_task(syn
     samples = _write(tmp_path / "20260101_samples_medhorizon_synthetic_frames64.jsonl", rows)
     status, rep, err = _score(capsys, "--benchmark", "medhorizon", "--predictions", str(samples))
     assert status == 0 and rep["overall"]["n"] == 88 and rep["overall"]["correct"] == 88
-    assert "samples of a synthetic task" in err
+    assert "of a synthetic task" in err
     # compare too: two runs, both synthetic samples
     other = _write(tmp_path / "20260102_samples_medhorizon_synthetic.jsonl", rows)
     assert main(["compare", str(samples), str(other), "--json"]) == 0
@@ -77,7 +77,7 @@ def test_the_benchmark_is_inferred_from_the_samples_task(synthetic_build, surghi
     sureon = _write(tmp_path / "20260101_samples_sureon_synthetic_visual.jsonl", rows)
     status, rep, err = _score(capsys, "--predictions", str(sureon))
     given = _score(capsys, "--benchmark", "sureon", "--synthetic", "--predictions", str(sureon))[1]
-    assert status == 0 and rep == given and "mu" in rep and "samples of a synthetic task" in err
+    assert status == 0 and rep == given and "mu" in rep and "of a synthetic task" in err
     blind = _write(tmp_path / "20260102_samples_sureon_synthetic_blind.jsonl", rows)
     assert main(["compare", str(sureon), str(blind), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n"] == sum(it.kind != "sm" for it in items)
@@ -197,3 +197,35 @@ def test_a_hub_id_not_in_the_cache_offline_is_one_clear_error(tmp_path):
     assert res.returncode == 2
     assert "nobody/no-such-dataset" in res.stderr and "Hugging Face Hub" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_the_synthetic_data_is_inferred_from_vlmeval_result_files(synthetic, tmp_path, capsys, monkeypatch):
+    """Issue 44: VLMEvalKit's result file of a synthetic dataset (``<model>_<dataset>_records.jsonl``) is read as
+    lmms-eval's samples are: benchmark and synthetic data from its name, by score and compare alike."""
+    monkeypatch.delenv("MEDHORIZON_DATA", raising=False)
+    items = load_release(synthetic.data_path)
+    records = [{"uid": it.uid, "benchmark": "medhorizon", "status": "ok", "correct": i < 30, "mode": "visual",
+                "raw_output": it.answer if i < 30 else next(c for c in "ABCD" if c != it.answer)}
+               for i, it in enumerate(items)]
+    # a model name with underscores, and a dataset whose name another preset's ends with
+    run = _write(tmp_path / "medhorizon_needle_MedHorizon_Synthetic_cap64_records.jsonl", records)
+    status, rep, err = _score(capsys, "--predictions", str(run))
+    assert status == 0 and rep["overall"]["n"] == 88 and rep["overall"]["correct"] == 30, err
+    assert "of a synthetic task" in err
+    other = _write(tmp_path / "medhorizon_random_MedHorizon_Synthetic_frames64_records.jsonl", records)
+    assert main(["compare", str(run), str(other), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n"] == 88
+    # a release dataset's results name no synthetic data: no data is still an error
+    release = _write(tmp_path / "medhorizon_needle_MedHorizon_cap64_records.jsonl", records)
+    status, _, err = _score(capsys, "--predictions", str(release))
+    assert status == 2 and "no MedHorizon data given" in err
+
+
+def test_vlmeval_result_file_names_give_their_preset():
+    from medhorizon_tasks.commands.data_args import file_source, vlmeval_preset
+
+    assert vlmeval_preset("out/m/my_model_Sureon_Synthetic_visual_noblur.tsv").name == "Sureon_Synthetic_visual_noblur"
+    assert file_source("a_b_SurgHiBench_Synthetic.xlsx") == ("surghi", True)
+    assert file_source("m_MedHorizon_cap64.tsv") == ("medhorizon", False)
+    assert file_source("m_Theirs.tsv") is None and file_source("MedHorizon_cap64.tsv") is None
+    assert file_source("2026_samples_sureon_synthetic_blind.jsonl") == ("sureon", True)

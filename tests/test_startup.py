@@ -45,7 +45,43 @@ def test_an_untested_version_is_left_alone_and_says_so(recording, monkeypatch, c
     startup._add_task_folder()
     assert TaskManager.initialize_tasks is before
     err = capsys.readouterr().err
-    assert "lmms-eval 0.8.0 is not a version this package was tested with" in err and "--include_path" in err
+    assert "lmms-eval 0.8.0 is outside the supported range >=0.6.0,<0.8" in err and "--include_path" in err
+
+
+def test_the_oldest_supported_version_gets_the_task_folder_too(recording, monkeypatch):
+    monkeypatch.setattr(startup, "lmms_eval_version", lambda: "0.6.1")
+    startup._add_task_folder()
+    TaskManager.initialize_tasks(object())
+    assert [len(_ours(c)) for c in recording] == [1]
+
+
+def test_a_task_field_the_installed_taskconfig_lacks_is_dropped_for_our_tasks_only(monkeypatch):
+    """lmms-eval 0.6's TaskConfig has no reasoning_tags, which the task YAMLs set: without the field it would
+    refuse every task of this package (``unexpected keyword argument``)."""
+    import dataclasses
+
+    import lmms_eval.api.task
+
+    from medhorizon_tasks.adapters.lmms_eval import versions
+
+    @dataclasses.dataclass
+    class TaskConfig(dict):  # 0.6's shape: no reasoning_tags
+        task: str = None
+        dataset_kwargs: dict = None
+        metadata: dict = None
+
+    monkeypatch.setattr(lmms_eval.api.task, "TaskConfig", TaskConfig)
+    assert versions.drop_unknown_task_fields() == ["reasoning_tags"]
+    assert versions.drop_unknown_task_fields() == ["reasoning_tags"]  # idempotent: not wrapped twice
+    assert TaskConfig(task="medhorizon_synthetic", reasoning_tags="none").task == "medhorizon_synthetic"
+    with pytest.raises(TypeError, match="reasoning_tags"):
+        TaskConfig(task="videomme", reasoning_tags="none")  # another package's task: lmms-eval's own behaviour
+    assert not hasattr(TaskConfig.__init__.__wrapped__, "_medhorizon_fields")  # one wrapper, over the original
+    # the placeholder data file is found from any working directory (lmms-eval < 0.7.3 reads it from there)
+    files = {"test": "_placeholder.jsonl"}
+    ours = TaskConfig(task="medhorizon_synthetic", dataset_kwargs={"data_files": files})
+    assert ours.dataset_kwargs["data_files"]["test"] == str(task_path() / "_placeholder.jsonl")
+    assert TaskConfig(task="videomme", dataset_kwargs={"data_files": files}).dataset_kwargs["data_files"] == files
 
 
 def test_the_opt_out_leaves_lmms_eval_alone(recording, monkeypatch):

@@ -1,9 +1,10 @@
 """Where a command's data comes from, said the same way by every command: ``--data PATH``, ``--data OWNER/NAME``
 (a dataset on the Hugging Face Hub, the release's being ``DBD123/MLV-Bench``), or ``--synthetic`` (the embedded
 synthetic benchmark, built on first use), which ``score`` / ``compare`` / ``blind-audit`` / ``leaderboard make``
-also infer from an lmms-eval samples file of a ``*_synthetic*`` task when no data is given. Those commands take
-``--benchmark`` from the samples' task too (``sureon_synthetic_visual`` is Sureon's) when it is not given
-(:func:`add_benchmark_argument`).
+also infer when no data is given from an lmms-eval samples file of a ``*_synthetic*`` task or a VLMEvalKit result
+file of a ``*_Synthetic_*`` dataset (``<model>_MedHorizon_Synthetic_cap64.tsv``, its ``_records.jsonl``). Those
+commands take ``--benchmark`` from the file's task or dataset too (``sureon_synthetic_visual`` is Sureon's) when
+it is not given (:func:`add_benchmark_argument`).
 
 :func:`resolve` runs once the arguments are parsed, before the command: it turns a Hub id into its local
 snapshot folder and ``--synthetic`` into the synthetic data's path (and video root), so that the commands
@@ -103,14 +104,41 @@ def samples_benchmark(path: str) -> str | None:
     return name if name in ("medhorizon", "sureon", "surghi") else None
 
 
+def vlmeval_preset(path: str):
+    """The :class:`~medhorizon_tasks.adapters.vlmeval.presets.Preset` of a VLMEvalKit result file of one of the
+    package's datasets (``<model>_<dataset>.tsv`` / ``.xlsx``, ``<model>_<dataset>_records.jsonl``), from its name;
+    None for any other file."""
+    from ..adapters.vlmeval.presets import PRESETS
+
+    name = Path(str(path)).name
+    m = re.fullmatch(r"(.+?)(?:_records\.jsonl|\.tsv|\.xlsx|\.csv)", name)
+    if not m:
+        return None
+    stem = m.group(1)
+    found = [p for n, p in PRESETS.items() if stem.endswith("_" + n)]
+    return max(found, key=lambda p: len(p.name)) if found else None
+
+
+def file_source(path: str) -> tuple[str, bool] | None:
+    """``(benchmark, synthetic)`` of a prediction file of one of the package's tasks or datasets, from its name:
+    lmms-eval's samples and VLMEvalKit's result files alike; None for any other file."""
+    task = samples_task(path)
+    bench = samples_benchmark(path)
+    if bench is not None:
+        return bench, "_synthetic" in task
+    preset = vlmeval_preset(path)
+    return (preset.benchmark, preset.synthetic) if preset is not None else None
+
+
 def _prediction_files(args) -> list[str]:
     return [f for f in (getattr(args, "predictions", None), *(getattr(args, "runs", None) or [])) if f]
 
 
 def _inferred_synthetic(args) -> bool:
-    """No data given, and the predictions are samples of a synthetic task: the synthetic data is theirs."""
-    tasks = [samples_task(f) for f in _prediction_files(args)]
-    return bool(tasks) and all(t is not None and "_synthetic" in t for t in tasks)
+    """No data given, and the predictions are of a synthetic task (lmms-eval) or dataset (VLMEvalKit): the
+    synthetic data is theirs."""
+    sources = [file_source(f) for f in _prediction_files(args)]
+    return bool(sources) and all(s is not None and s[1] for s in sources)
 
 
 def _resolve_benchmark(args) -> None:
@@ -119,14 +147,15 @@ def _resolve_benchmark(args) -> None:
     from ..core.errors import MedHorizonError
 
     files = _prediction_files(args)
-    found = {samples_benchmark(f) for f in files}
+    found = {(file_source(f) or (None,))[0] for f in files}
     if len(found) == 1 and None not in found:
         args.benchmark = found.pop()
     elif args._benchmark_default:
         args.benchmark = args._benchmark_default
     else:
-        raise MedHorizonError("--benchmark is required: the predictions are not lmms-eval samples of one "
-                              "benchmark's task, whose file name would say it (..._samples_<task>.jsonl)")
+        raise MedHorizonError("--benchmark is required: the predictions are not lmms-eval samples or VLMEvalKit "
+                              "results of one benchmark, whose file name would say it (..._samples_<task>.jsonl, "
+                              "<model>_<dataset>.tsv)")
 
 
 def _local(value: str) -> str:
@@ -154,7 +183,7 @@ def resolve(args: argparse.Namespace) -> None:
         if data or getattr(args, "annotations", None) or not _inferred_synthetic(args):
             return
         args.synthetic = True
-        print("(the predictions are samples of a synthetic task: scored against the embedded synthetic data; "
+        print("(the predictions are of a synthetic task: scored against the embedded synthetic data; "
               "pass --data to score them against other data)", file=sys.stderr)
     elif data or getattr(args, "annotations", None):
         raise MedHorizonError("--synthetic and --data name two sources of data: give one")

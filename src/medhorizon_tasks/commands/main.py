@@ -2,7 +2,7 @@
 
 Sub-commands: ``score``, ``compare``, ``blind-audit``, ``demo``, ``diagnose``, ``sweep``, ``stats``, ``plot``,
 ``prepare-frames``, ``cache``, ``synthetic``, ``check``, ``run``, ``vlmeval``, ``task-path``, ``leaderboard``, ``build-dataset``,
-``videos``, ``surghi``, ``protocol``, ``select``; each module of this package adds its command(s)
+``videos``, ``surghi``, ``protocol``, ``select``, ``doctor``; each module of this package adds its command(s)
 (``add_parser``, the handler beside it), and :func:`build_parser` assembles them. Errors in the
 user's input are printed as one clear message (exit status 2), never as a
 traceback.
@@ -62,6 +62,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("surghi", "surghi", "SurgHiBench: zero-shot runs of dual encoders (zeroshot) and frame rows from the upstream "
      "annotations (import)"),
     ("protocol", "protocol", "the lmms-eval command that runs a model under the paper's setting"),
+    ("doctor", "doctor", "the frameworks this package is installed into, their versions against the supported "
+     "range, what each sees of this package, and the optional parts present"),
 )
 
 

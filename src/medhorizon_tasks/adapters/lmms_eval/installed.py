@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["lmms_eval_folder", "task_folders", "installed_tasks", "installed_models", "InstalledModels",
+from .versions import lmms_eval_folder
+
+__all__ = ["lmms_eval_folder", "task_folders", "installed_tasks", "our_tasks", "installed_models", "InstalledModels",
            "closest", "unknown_task_problem", "unknown_model_problem", "wrapper_arg_names", "OUR_MODELS",
            "TASK_LIST_HINT", "MODEL_LIST_HINT", "is_task_listing"]
 
@@ -57,16 +59,6 @@ OUR_MODELS = _our_models()
 
 # ------------------------------------------------------------------ where lmms-eval is
 
-def lmms_eval_folder() -> Path | None:
-    """The installed ``lmms_eval`` package's folder, found without importing it (None when it is absent)."""
-    try:
-        spec = importlib.util.find_spec("lmms_eval")  # a top-level name: finds the package, imports nothing
-    except (ImportError, ValueError):
-        return None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    return Path(locations[0]) if locations else None
-
-
 def _plugin_task_folders() -> list[Path]:
     """The ``tasks`` folder of each ``LMMS_EVAL_PLUGINS`` package (lmms-eval adds them to its search path)."""
     out = []
@@ -82,7 +74,8 @@ def _plugin_task_folders() -> list[Path]:
 
 def task_folders(include_paths: list[str] | tuple[str, ...] = ()) -> list[Path]:
     """The folders lmms-eval's ``TaskManager`` indexes for a CLI run with these ``--include_path`` values."""
-    from .ours import auto_task_folder, task_path
+    from .ours import task_path
+    from .versions import auto_task_folder
 
     folders = []
     root = lmms_eval_folder()
@@ -198,6 +191,13 @@ def _installed_tasks(include_paths: tuple[str, ...]) -> tuple[tuple[str, str], .
         if folder.is_dir():
             index.update(_index_folder(folder, cache))
     return tuple(index.items())
+
+
+def our_tasks() -> dict[str, str]:
+    """This package's task, group and tag names (its task folder alone), as :func:`installed_tasks` gives them."""
+    from .ours import task_path
+
+    return _index_folder(task_path(), {})
 
 
 def is_task_listing(tasks: str) -> bool:

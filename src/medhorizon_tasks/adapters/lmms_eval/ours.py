@@ -3,7 +3,7 @@
 :mod:`.manifest` registers :data:`PROBES` (and :mod:`.bridges.manifest` the
 bridges) through lmms-eval's ``lmms_eval.models`` entry point; the start-up
 hook adds :func:`task_path` to lmms-eval's task search path when
-:func:`auto_task_folder` says so. :mod:`.installed` reads the same facts to
+:func:`.versions.auto_task_folder` says so. :mod:`.installed` reads the same facts to
 know, before lmms-eval starts, which names a run will find.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["PROBES", "task_path", "auto_task_folder", "NO_AUTO_TASKS_ENV", "TESTED_VERSIONS"]
+__all__ = ["PROBES", "task_path", "NO_AUTO_TASKS_ENV"]
 
 _BASE = "medhorizon_tasks.adapters.lmms_eval"
 
@@ -24,7 +24,6 @@ PROBES = {
 }
 
 NO_AUTO_TASKS_ENV = "MEDHORIZON_NO_AUTO_TASKS"
-TESTED_VERSIONS = ("0.7.",)  # lmms-eval versions whose TaskManager the start-up hook extends
 
 
 def task_path() -> Path:
@@ -32,18 +31,3 @@ def task_path() -> Path:
     from importlib.resources import files
 
     return Path(str(files("medhorizon_tasks.task_yaml")))
-
-
-def auto_task_folder() -> bool:
-    """Whether lmms-eval's start-up adds :func:`task_path` to its task search path (:mod:`.startup`): not when
-    ``MEDHORIZON_NO_AUTO_TASKS`` is set, nor for an lmms-eval version it was not tested with."""
-    from ...core.settings import env_flag
-
-    if env_flag(NO_AUTO_TASKS_ENV):
-        return False
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("lmms-eval").startswith(TESTED_VERSIONS)
-    except PackageNotFoundError:
-        return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .installed import unknown_model_problem, unknown_task_problem
 from .model_args import ModelArgsError, model_args_problem, parse_model_args
+from .versions import model_problem
 
 __all__ = ["request_problem"]
 
@@ -20,7 +21,7 @@ def request_problem(model: str | None, model_args: str | None, tasks: str | None
     """The first problem of a run of ``model`` with ``model_args`` on ``tasks`` (comma-separated), as one line;
     None when lmms-eval would find every name and this package's model takes every arg."""
     if model:
-        problem = unknown_model_problem(model)
+        problem = unknown_model_problem(model) or model_problem(model)  # a name, then what the version lacks
         if problem:
             return problem
     if tasks:

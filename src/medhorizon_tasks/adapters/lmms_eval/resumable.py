@@ -50,7 +50,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lmms_eval.api.instance import GenerationResult
 from lmms_eval.api.model import lmms
 from lmms_eval.models import get_model
 from loguru import logger
@@ -217,7 +216,10 @@ class ResumableModel(CheckedModelArgs, lmms):
 def _journalable(response):
     """A generation's text (lmms-eval's ``GenerationResult`` unwrapped: JSON cannot hold it, and its token counts
     are not journaled); any other response (a text, a loglikelihood pair, multi-round texts) as it is."""
-    return response.text if isinstance(response, GenerationResult) else response
+    from .versions import generation_result_class
+
+    wrapped = generation_result_class()  # None before lmms-eval 0.7: generations are plain texts
+    return response.text if wrapped is not None and isinstance(response, wrapped) else response
 
 
 def _failed(response) -> bool:

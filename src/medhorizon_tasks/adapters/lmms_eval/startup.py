@@ -9,8 +9,11 @@ entry point's callable therefore calls :func:`install`, which
    so ``lmms-eval --tasks medhorizon`` works without ``--include_path``
    (``--include_path`` keeps working; ``MEDHORIZON_NO_AUTO_TASKS=1`` opts out).
    It wraps ``TaskManager.initialize_tasks`` -- the one method that receives
-   the search paths -- and only for the lmms-eval versions it was tested
-   with; any other version gets a warning and the old behaviour;
+   the search paths -- and only for the supported lmms-eval versions
+   (:mod:`.versions`); any other version gets a warning and the old behaviour.
+   An lmms-eval whose ``TaskConfig`` lacks a field the task YAMLs set
+   (``reasoning_tags``: 0.6) gets it dropped for this package's tasks
+   (:func:`.versions.drop_unknown_task_fields`), said in one line at start;
 2. when the process is the lmms-eval CLI evaluating a task of this package,
    refuses a decode setting it cannot take (:func:`medhorizon_tasks.core.video.share.check_settings`) and
    a built-in wrapper known to mishandle a list of frames, naming the
@@ -33,7 +36,7 @@ import os
 import sys
 from pathlib import Path
 
-from .ours import NO_AUTO_TASKS_ENV, TESTED_VERSIONS
+from .ours import NO_AUTO_TASKS_ENV
 
 BENCHMARK_PREFIXES = ("medhorizon", "sureon", "surghi")
 TEXT_ONLY_TASKS = frozenset({"medhorizon_text", "sureon_blind"})
@@ -47,6 +50,14 @@ def install() -> None:
     if _installed:
         return
     _installed = True
+    dropped: list[str] = []
+    try:
+        from .versions import drop_unknown_task_fields
+
+        dropped = drop_unknown_task_fields()
+    except Exception as exc:  # noqa: BLE001 - never break lmms-eval's start-up; say what happened
+        _warn(f"could not fit this package's tasks to lmms-eval {lmms_eval_version()} ({exc}); "
+              "`medhorizon-tasks doctor` says what differs")
     try:
         _add_task_folder()
     except Exception as exc:  # noqa: BLE001 - never break lmms-eval's start-up; say what happened
@@ -54,7 +65,37 @@ def install() -> None:
               "pass --include_path \"$(medhorizon-tasks task-path)\"")
     args = cli_arguments(sys.argv)
     if args is not None:
+        _say_broken_install()
+        if dropped and _names_ours(args.tasks):
+            _say_features()
         check_cli_run(args)
+
+
+def _say_broken_install() -> None:
+    """One line when lmms-eval's own task templates are missing (it then fails on every task, not ours alone)."""
+    from ...runs.preflight import is_main_process
+    from .versions import templates_problem
+
+    try:
+        problem = templates_problem()
+    except Exception:  # noqa: BLE001 - a check, never a reason to break lmms-eval's start-up
+        return
+    if problem and is_main_process():
+        _warn(problem)
+
+
+def _say_features() -> None:
+    """One line per feature the installed lmms-eval cannot give, from the main process only."""
+    from ...runs.preflight import is_main_process
+    from .versions import feature_lines
+
+    if is_main_process():
+        for line in feature_lines():
+            _warn(line)
+
+
+def _names_ours(tasks: str) -> bool:
+    return any(t.strip().startswith(BENCHMARK_PREFIXES) for t in tasks.split(","))
 
 
 def _warn(message: str) -> None:
@@ -62,9 +103,9 @@ def _warn(message: str) -> None:
 
 
 def lmms_eval_version() -> str:
-    from importlib.metadata import version
+    from .versions import installed_version
 
-    return version("lmms-eval")
+    return installed_version() or "(not installed)"
 
 
 def _add_task_folder() -> None:
@@ -72,10 +113,13 @@ def _add_task_folder() -> None:
 
     if env_flag(NO_AUTO_TASKS_ENV):
         return
+    from .versions import SUPPORTED, in_range
+
     found = lmms_eval_version()
-    if not found.startswith(TESTED_VERSIONS):
-        _warn(f"lmms-eval {found} is not a version this package was tested with ({', '.join(TESTED_VERSIONS)}x): "
-              "its tasks are not added automatically; pass --include_path \"$(medhorizon-tasks task-path)\"")
+    if not in_range(found):
+        _warn(f"lmms-eval {found} is outside the supported range {SUPPORTED}: its tasks are not added "
+              "automatically; pass --include_path \"$(medhorizon-tasks task-path)\"; `medhorizon-tasks doctor` "
+              "says what else differs")
         return
     from lmms_eval.tasks import TaskManager
 

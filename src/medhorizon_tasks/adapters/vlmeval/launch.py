@@ -1,15 +1,19 @@
 """``medhorizon-tasks vlmeval <VLMEvalKit run arguments>``: VLMEvalKit's own ``run.py`` with this package in it.
 
-What it does around ``vlmeval.run.main()`` (run in this process, so that the
-registration is seen):
+What it does around VLMEvalKit's ``run.py`` ``main()`` (run in this process, so that the
+registration is seen; ``vlmeval.run`` in ms-vlmeval, the checkout's root ``run.py`` in a git install:
+:mod:`.versions`):
 
-1. refuses before anything is loaded (exit status 2) when the pre-flight of a
+1. refuses (exit status 2; the pre-flight before VLMEvalKit is imported) when the pre-flight of a
    release dataset fails -- the lmms-eval path's check and message
    (``MEDHORIZON_ALLOW_VIDEO_ERRORS=1`` to run anyway) -- or when the work dir
    holds predictions VLMEvalKit would reuse that another package, data or video
    version made (:mod:`.stamp`), or when another launcher holds the folder of
    one of its models (``<work-dir>/<model>``, held for the whole run:
-   :func:`~medhorizon_tasks.runs.launch.own_outputs`);
+   :func:`~medhorizon_tasks.runs.launch.own_outputs`), or when VLMEvalKit
+   cannot be imported (one line naming the missing module and its install line,
+   before any folder is held); two installed providers of ``vlmeval`` are named in
+   one line, with the one that runs;
 2. registers the datasets and probe models (:mod:`.register`), forces
    lossless TSV predictions (``PRED_FORMAT=tsv``) and rule-based extraction
    (``--judge exact_matching`` unless ``--judge`` is given), and uses ``gloo``
@@ -240,6 +244,10 @@ def run_cli(argv: list[str]) -> int:
     stopped = _preflight(ours)
     if stopped:
         return stopped
+    problem = _load_framework()
+    if problem:
+        _say(f"medhorizon-tasks vlmeval: error: {problem}")
+        return EXIT_REFUSED
     work_dir = Path(os.environ.get("MMEVAL_ROOT") or args.work_dir)
     try:
         with contextlib.ExitStack() as held:
@@ -251,6 +259,23 @@ def run_cli(argv: list[str]) -> int:
     except OutputsInUse as exc:
         _say(f"medhorizon-tasks vlmeval: error: {exc}")
         return EXIT_REFUSED
+
+
+def _load_framework() -> str | None:
+    """VLMEvalKit imported and this package registered in it, before any folder is held; one line when it cannot
+    be imported. Two installed providers of ``vlmeval`` are said (which one runs), not refused."""
+    from .versions import import_problem, shadow_problem
+
+    shadowed = shadow_problem()
+    if shadowed:
+        _say(f"medhorizon-tasks vlmeval: warning: {shadowed}")
+    from .register import register
+
+    try:
+        register()
+    except ImportError as exc:
+        return import_problem(exc)
+    return None
 
 
 def _run_held(args: argparse.Namespace, argv: list[str], work_dir: Path, models: list[str],
@@ -270,9 +295,6 @@ def _run_held(args: argparse.Namespace, argv: list[str], work_dir: Path, models:
               "version, data and videos did not make:\n" + "\n".join(f"  - {p}" for p in problems)
               + "\nRemove those files or choose another --work-dir.")
         return EXIT_REFUSED
-    from .register import register
-
-    register()  # VLMEvalKit imported, this package's names added: what a run would know
     problem = framework_names_problem(args, models, datasets)
     if problem:
         _say(f"medhorizon-tasks vlmeval: error: {problem}")
@@ -293,14 +315,16 @@ def _run_held(args: argparse.Namespace, argv: list[str], work_dir: Path, models:
 
     use_gloo_without_gpu()
     ProtocolDataset.default_limit = args.limit
-    import vlmeval.run
+    from .versions import run_module
+
+    run = run_module()
 
     started = RunStart(work_dir)
     crashed = None
     saved_argv = sys.argv
     sys.argv = [saved_argv[0] if saved_argv else "vlmeval", *forced]
     try:
-        vlmeval.run.main()
+        run.main()
     except SystemExit as stop:  # argparse: a usage error or --help
         if stop.code not in (0, None):
             return EXIT_REFUSED
@@ -458,7 +482,7 @@ def judge_vlmeval_run(work_dir: Path, models: list[str], datasets: dict[str, Pre
 
 HELP = """usage: medhorizon-tasks vlmeval <VLMEvalKit run arguments>
 
-Runs VLMEvalKit's own run.py (vlmeval.run.main) with this package's datasets and
+Runs VLMEvalKit's own run.py (vlmeval.run, or a git checkout's root run.py) with this package's datasets and
 probe models registered, then reads what it wrote and exits non-zero with one
 line per reason when a dataset failed, was skipped, produced no metrics, had
 items without a prediction, had video errors (unless
@@ -482,8 +506,13 @@ Refused (exit 2) before loading anything: a dataset or model name that is
 none of this package's or VLMEvalKit's (one line, the closest names), --limit 0,
 an option a probe in --config does not take, a failing pre-flight of the release
 data and videos, predictions in --work-dir that another package, data or video
-version made (VLMEvalKit would silently reuse them), or a model folder
-(<work-dir>/<model>) held by another launcher still running.
+version made (VLMEvalKit would silently reuse them), a model folder
+(<work-dir>/<model>) held by another launcher still running, or a VLMEvalKit
+that cannot be imported (the missing module and its install line, before any
+folder is held). VLMEvalKit's run.py is called wherever the install keeps it
+(ms-vlmeval's vlmeval/run.py, a git checkout's root run.py); two installed
+distributions of vlmeval are named, with the one that runs
+(`medhorizon-tasks doctor` says more).
 
 exit status: 0 the run counts; 1 it failed or is incomplete; 2 refused.
 

@@ -7,8 +7,9 @@ VLMEvalKit resolves ``--data NAME`` through the module-level registries of
 is an attribute of ``vlmeval.dataset`` / ``vlmeval.vlm``. ``run.py`` and
 ``inference_video.py`` import those objects by name, so they are extended IN
 PLACE (rebinding a name would change nothing they see). Measured against
-ms-vlmeval 0.0.20, whose ``run.py`` and ``video_base.py`` equal upstream's;
-an upstream checkout installs the same module ``vlmeval``.
+ms-vlmeval 0.0.20 and an upstream git checkout (:mod:`.versions`): both install
+the module ``vlmeval``; ``run.py`` is ``vlmeval.run`` in the first and the
+checkout's root ``run.py`` in the second (:func:`.versions.run_module`).
 
 Two behaviours of ``run.py`` are adjusted while it runs:
 
@@ -37,9 +38,12 @@ def register() -> None:
         return
     import vlmeval.config
     import vlmeval.dataset
-    import vlmeval.run
     import vlmeval.vlm
     from vlmeval.dataset.video_dataset_config import supported_video_datasets
+
+    from .versions import run_module
+
+    run = run_module()
 
     # `import vlmeval` turns off certificate checks for the whole process (for its own downloads); the
     # judge this package may call must not inherit that.
@@ -62,7 +66,7 @@ def register() -> None:
     for name, cls in plugin_models().items():  # other packages' models (docs/extending.md)
         vlmeval.config.supported_VLM[name] = functools.partial(cls)
         setattr(vlmeval.vlm, cls.__name__, cls)
-    vlmeval.run.infer_data_job_video = _with_outcome_log(vlmeval.run.infer_data_job_video)
+    run.infer_data_job_video = _with_outcome_log(run.infer_data_job_video)
     _done = True
 
 
