@@ -289,7 +289,8 @@ def test_a_model_name_with_markup_is_shown_as_text(server, browser, medhorizon, 
     plain, _ = predictions(medhorizon, tmp_path / "xss.jsonl", 0.3, 5)
     browser.get(server.url + "/")
     board_title = browser.title
-    sub_id = accepted_id(browser, server, plain, benchmark="medhorizon", model=MARKUP, size="7B", notes=MARKUP)
+    sub_id = accepted_id(browser, server, plain, benchmark="medhorizon", model=MARKUP, size="7B", notes=MARKUP,
+                         fps="1", cap="64")
 
     def no_markup_ran(page_scripts: int, title: str):
         assert browser.find_elements(By.TAG_NAME, "img") == []
@@ -322,7 +323,8 @@ def test_the_entry_page_shows_each_groups_interval(server, browser, medhorizon, 
     from selenium.webdriver.common.by import By
 
     plain, _ = predictions(medhorizon, tmp_path / "groups.jsonl", 0.7, 6)
-    sub_id = accepted_id(browser, server, plain, benchmark="medhorizon", model="Grouped-4B", size="4B")
+    sub_id = accepted_id(browser, server, plain, benchmark="medhorizon", model="Grouped-4B", size="4B", fps="1",
+                         cap="64")
     groups = httpx.get(f"{server.url}/api/submissions/{sub_id}", timeout=60).json()["groups"]
     assert [g["name"] for g in groups] == ["Family", "Task", "Source"]
     tables = browser.find_elements(By.CSS_SELECTOR, "table.board")
