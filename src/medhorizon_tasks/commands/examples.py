@@ -41,6 +41,7 @@ EXAMPLES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("synthetic",): ("medhorizon-tasks synthetic", "medhorizon-tasks synthetic --benchmark sureon"),
     ("check",): ("medhorizon-tasks check --synthetic",),
     ("task-path",): ("medhorizon-tasks task-path",),
+    ("doctor",): ("medhorizon-tasks doctor", "medhorizon-tasks doctor --json"),
     ("leaderboard",): ("medhorizon-tasks leaderboard version --benchmark medhorizon --synthetic",),
     ("leaderboard", "version"): ("medhorizon-tasks leaderboard version --benchmark medhorizon --synthetic",),
     ("leaderboard", "make"): (_NEEDLE, _MAKE),

@@ -45,7 +45,7 @@ from ...core.errors import DataError, MedHorizonError
 from ...core.jsonl import iter_jsonl
 from ...core.predictions import failed_responses
 from ...core.safeio import read_json
-from ...runs.launch import EXIT_REFUSED, OutputsInUse, RunStart, Verdict, last_error, own_outputs
+from ...runs.launch import EXIT_REFUSED, RUN_LOCK, OutputsInUse, RunStart, Verdict, last_error, own_outputs
 from .presets import PRESETS, Preset
 
 __all__ = ["run_cli", "judge_vlmeval_run", "medhorizon_accuracies", "HELP"]
@@ -244,21 +244,37 @@ def run_cli(argv: list[str]) -> int:
     stopped = _preflight(ours)
     if stopped:
         return stopped
-    problem = _load_framework()
-    if problem:
-        _say(f"medhorizon-tasks vlmeval: error: {problem}")
-        return EXIT_REFUSED
     work_dir = Path(os.environ.get("MMEVAL_ROOT") or args.work_dir)
+    folders = [work_dir / model for model in dict.fromkeys(models)] if _rank() == 0 else []
+    found = {f: (f.is_dir(), (f / RUN_LOCK).exists()) for f in folders}
     try:
         with contextlib.ExitStack() as held:
-            if _rank() == 0:  # the job's rank 0 holds the folders for every rank of it
-                for model in dict.fromkeys(models):
-                    held.enter_context(own_outputs(work_dir / model, "medhorizon-tasks vlmeval " + " ".join(argv),
-                                                   option="--work-dir"))
-            return _run_held(args, argv, work_dir, models, datasets, ours)
+            # the job's rank 0 holds the folders for every rank of it, first: a second launcher on the same
+            # folders is refused at once, not after VLMEvalKit's import
+            for folder in folders:
+                held.enter_context(own_outputs(folder, "medhorizon-tasks vlmeval " + " ".join(argv),
+                                               option="--work-dir"))
+            problem = _load_framework()
+            if not problem:
+                return _run_held(args, argv, work_dir, models, datasets, ours)
     except OutputsInUse as exc:
         _say(f"medhorizon-tasks vlmeval: error: {exc}")
         return EXIT_REFUSED
+    _leave_as_found(found)
+    _say(f"medhorizon-tasks vlmeval: error: {problem}")
+    return EXIT_REFUSED
+
+
+def _leave_as_found(found: dict[Path, tuple[bool, bool]]) -> None:
+    """After a run that never started (VLMEvalKit could not be imported): the lock files this launcher made are
+    removed, and the folders it made, left empty, too; nothing else is touched."""
+    for folder, (was_dir, had_lock) in found.items():
+        if not had_lock:
+            with contextlib.suppress(OSError):
+                (folder / RUN_LOCK).unlink()
+        if not was_dir:
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
 
 
 def _load_framework() -> str | None:

@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from .. import pages
 from ..boards import entry_href, entry_json
-from ..context import Service, bearer, refused, service
+from ..context import Answer, Service, bearer, refused, service
 from ..intake import FORM_FIELDS, Refused
 from ..security import Csrf, TooLarge
 from ..store import StoreFull
@@ -81,14 +81,20 @@ async def submit_post(request: Request, svc: Service = Depends(service)):
     return RedirectResponse(f"{entry_href(row.id)}?{'accepted' if new else 'duplicate'}=1", status_code=303)
 
 
-@router.post("/api/submissions")
-async def submit_api(request: Request, svc: Service = Depends(service)):
+def api_sender(request: Request, svc: Service = Depends(service)) -> str:
+    """The dependency of the API's uploads: who sends (a submitter token, else the client's address), once
+    the token is one of this server's and the sender is within the rate limit (else the refusal, as it is)."""
     who, problems, status = svc.submitter(request, bearer(request))
     if problems:
-        return refused(problems, status)
+        raise Answer(refused(problems, status))
     limited = svc.over_rate(who)
     if limited is not None:
-        return limited
+        raise Answer(limited)
+    return who
+
+
+@router.post("/api/submissions")
+async def submit_api(request: Request, svc: Service = Depends(service), who: str = Depends(api_sender)):
     body = await request.body()
     filename = (request.headers.get("x-filename") or "")[:200] or None
 
@@ -100,16 +106,10 @@ async def submit_api(request: Request, svc: Service = Depends(service)):
 
 
 @router.post("/api/runs")
-async def submit_run(request: Request, svc: Service = Depends(service)):
+async def submit_run(request: Request, svc: Service = Depends(service), who: str = Depends(api_sender)):
     """A run as files (multipart: ``file`` = samples, predictions or a submission JSON; ``config`` = the run's
     lmms-eval results file, optional) with the form's fields, answered as ``POST /api/submissions`` answers:
     what ``medhorizon-tasks leaderboard submit`` sends."""
-    who, problems, status = svc.submitter(request, bearer(request))
-    if problems:
-        return refused(problems, status)
-    limited = svc.over_rate(who)
-    if limited is not None:
-        return limited
     try:
         form = await request.form(max_files=2, max_fields=len(FORM_FIELDS) + 4)
     except TooLarge:
