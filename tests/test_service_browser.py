@@ -88,6 +88,19 @@ def predictions(data, path: Path, accuracy: float, seed: int) -> tuple[Path, int
     return path, right
 
 
+def click_and_load(browser, element, timeout: float = 180) -> None:
+    """Click a form's button and wait until the browser has left the page and loaded the reply: ``click()``
+    returns before a slow server answers (under load, the next ``find_element`` read the old page)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = browser.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(browser, timeout).until(EC.staleness_of(old))
+    WebDriverWait(browser, timeout).until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def upload(browser, srv, path: Path, **fields) -> str:
     """Fill the form (file and fields), send it, and return the URL the browser lands on."""
     from selenium.webdriver.common.by import By
@@ -380,7 +393,7 @@ def test_search_and_filters_narrow_the_board_and_keep_its_ranks(server, browser,
 
     box = browser.find_element(By.ID, "q")
     box.send_keys("capped-SWEEP")
-    browser.find_element(By.ID, "search").click()
+    click_and_load(browser, browser.find_element(By.ID, "search"))
     assert "q=capped-SWEEP" in browser.current_url
     rows = browser.execute_script("""return Array.from(document.querySelectorAll("#board-medhorizon tbody tr"),
         tr => [tr.getAttribute("data-model"), tr.cells[0].innerText.trim(), tr.cells[3].innerText.trim()]);""")
@@ -392,13 +405,13 @@ def test_search_and_filters_narrow_the_board_and_keep_its_ranks(server, browser,
     # the search box keeps what was typed; a protocol filter narrows further
     assert browser.find_element(By.ID, "q").get_attribute("value") == "capped-SWEEP"
     Select(browser.find_element(By.ID, "protocol")).select_by_value("1 fps, cap 64")
-    browser.find_element(By.ID, "search").click()
+    click_and_load(browser, browser.find_element(By.ID, "search"))
     assert list(page_rows(browser)) == ["Capped-Sweep-8B"]
     assert page_rows(browser)["Capped-Sweep-8B"]["href"] == f"/submissions/{caps[64]}"
     # by size alone
     browser.get(server.url + "/")
     Select(browser.find_element(By.ID, "size")).select_by_value("13B")
-    browser.find_element(By.ID, "search").click()
+    click_and_load(browser, browser.find_element(By.ID, "search"))
     assert list(page_rows(browser)) == ["Lone-Frames-13B"]
     # nothing matches: the board says so instead of showing an empty table
     browser.get(server.url + "/?q=no-such-model-anywhere")
@@ -447,11 +460,11 @@ def test_the_maintainer_view_logs_in_with_the_token_and_verifies_with_a_reason(s
 
     browser.get(server.url + "/maintainer")
     browser.find_element(By.ID, "token").send_keys("wrong-" + MAINTAINER_TOKEN)
-    browser.find_element(By.ID, "login").click()
+    click_and_load(browser, browser.find_element(By.ID, "login"))
     assert browser.find_element(By.ID, "refused").text == "wrong maintainer token"
     assert browser.find_elements(By.ID, "entries") == []
     browser.find_element(By.ID, "token").send_keys(MAINTAINER_TOKEN)
-    browser.find_element(By.ID, "login").click()
+    click_and_load(browser, browser.find_element(By.ID, "login"))
     assert browser.find_element(By.ID, "entries")
     # the session cookie: HttpOnly (no script reads it), SameSite=Strict, and not the token
     cookie = browser.get_cookie("mh_maintainer")
@@ -462,7 +475,7 @@ def test_the_maintainer_view_logs_in_with_the_token_and_verifies_with_a_reason(s
         form = browser.find_element(By.ID, f"act-{sub_id}")
         Select(form.find_element(By.NAME, "action")).select_by_value(action)
         form.find_element(By.NAME, "reason").send_keys(reason)
-        form.find_element(By.TAG_NAME, "button").click()
+        click_and_load(browser, form.find_element(By.TAG_NAME, "button"))
 
     # no reason: refused, nothing done
     act(caps[256], "verify", "")
@@ -502,7 +515,7 @@ def test_the_maintainer_view_logs_in_with_the_token_and_verifies_with_a_reason(s
     assert {e["id"]: e["verified"] for e in api_entries(server)}[caps[256]] is True
     # logging out ends the session
     browser.get(server.url + "/maintainer")
-    browser.find_element(By.ID, "logout").click()
+    click_and_load(browser, browser.find_element(By.ID, "logout"))
     assert browser.find_element(By.ID, "token") and browser.get_cookie("mh_maintainer") is None
 
 
